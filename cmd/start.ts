@@ -1,0 +1,88 @@
+// `npm start`: the main job. With no cluster given, it starts the local control plane, installs
+// the CRDs and prints the KUBECONFIG to use; given --kubeconfig, KUBECONFIG or an in-cluster
+// service account, it uses that cluster and starts nothing.
+import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { LocalControlPlane, ControlPlaneError, defaultStateDir } from '../test/control-plane/index.js';
+import { KubeClient, ApiError } from '../kube/client.js';
+import { installCrds, loadCrds } from '../kube/crds.js';
+
+const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+const { values: flags } = parseArgs({
+  options: {
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+    'install-crds': { type: 'boolean', default: false },
+    'state-dir': { type: 'string' },
+    // Only the local control plane, no controller (`npm run cluster`).
+    'cluster-only': { type: 'boolean', default: false },
+    // A throwaway control plane in a temporary folder, removed on stop.
+    ephemeral: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+  strict: true,
+});
+
+const usage = `Usage: npm start -- [--kubeconfig PATH] [--context NAME] [--install-crds] [--state-dir DIR] [--ephemeral]
+       npm run cluster    (the local control plane alone)
+
+With no cluster given (no --kubeconfig, no KUBECONFIG, not in a pod), starts a local Kubernetes
+control plane on 127.0.0.1 (state in ${defaultStateDir()}), installs the HNC CRDs, prints
+"export KUBECONFIG=..." and runs until Ctrl-C.
+`;
+
+async function main(): Promise<void> {
+  if (flags.help) {
+    process.stdout.write(usage);
+    return;
+  }
+  const given = flags.kubeconfig ?? process.env.KUBECONFIG;
+  const inCluster = !given && process.env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN);
+  let cp: LocalControlPlane | undefined;
+  let client: KubeClient;
+  if (given || inCluster) {
+    client = await KubeClient.fromKubeconfig(given, flags.context);
+    process.stderr.write(`using the cluster at ${client.server}\n`);
+    if (flags['install-crds']) await installCrds(client);
+    else await checkCrds(client);
+  } else {
+    cp = await LocalControlPlane.start(flags.ephemeral ? {} : { stateDir: flags['state-dir'] ?? defaultStateDir(), persistent: true });
+    client = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
+    await installCrds(client);
+    process.stderr.write(`local control plane ready in ${cp.startSeconds.toFixed(1)} s at ${cp.server} (state in ${cp.stateDir})\n`);
+    console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
+  }
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`${signal}: stopping ...\n`);
+    await cp?.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.stderr.write('running; Ctrl-C stops\n');
+  // Keep the process alive until a signal arrives.
+  setInterval(() => undefined, 1 << 30);
+}
+
+async function checkCrds(client: KubeClient): Promise<void> {
+  const missing: string[] = [];
+  for (const crd of loadCrds()) {
+    try {
+      await client.get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) missing.push(crd.metadata.name);
+      else throw err;
+    }
+  }
+  if (missing.length) throw new ControlPlaneError(`the cluster lacks the HNC CRDs ${missing.join(', ')}: run again with --install-crds, or kubectl apply -k crds/`);
+}
+
+main().catch((err: unknown) => {
+  const known = err instanceof ControlPlaneError || err instanceof ApiError;
+  process.stderr.write(`hnc: ${known ? (err as Error).message : err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,158 @@
+// A thin JSON client over node:https. Objects stay raw JSON (client-node's typed serializer
+// drops unknown fields and turns timestamps into Dates), and every call carries its context
+// into the error it throws.
+import https from 'node:https';
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { KubeConfig } from '@kubernetes/client-node';
+
+export interface Status {
+  kind?: string;
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: unknown;
+}
+
+/** A non-2xx answer from the API server, with the server's own reason and message. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly code: number,
+    readonly status: Status | undefined,
+    raw: string,
+  ) {
+    super(`${method} ${path}: ${code} ${status?.reason ?? ''} ${status?.message ?? raw.slice(0, 300)}`.replace(/\s+/g, ' ').trim());
+  }
+  get reason(): string | undefined {
+    return this.status?.reason;
+  }
+}
+
+export const isNotFound = (e: unknown): boolean => e instanceof ApiError && e.code === 404;
+export const isConflict = (e: unknown): boolean => e instanceof ApiError && e.code === 409;
+export const isAlreadyExists = (e: unknown): boolean => e instanceof ApiError && e.code === 409 && e.reason === 'AlreadyExists';
+export const isForbidden = (e: unknown): boolean => e instanceof ApiError && e.code === 403;
+
+export interface RequestOptions {
+  body?: unknown;
+  contentType?: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  timeoutMs?: number;
+}
+
+export interface Response {
+  statusCode: number;
+  body: string;
+}
+
+export class KubeClient {
+  private constructor(
+    readonly kubeConfig: KubeConfig,
+    readonly server: string,
+    private readonly base: https.RequestOptions,
+  ) {}
+
+  /** From a kubeconfig file path, or from the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
+  static async fromKubeconfig(path?: string, context?: string): Promise<KubeClient> {
+    const kc = new KubeConfig();
+    if (path) kc.loadFromFile(path);
+    else kc.loadFromDefault();
+    if (context) kc.setCurrentContext(context);
+    return KubeClient.fromKubeConfig(kc);
+  }
+
+  static async fromKubeConfig(kc: KubeConfig): Promise<KubeClient> {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig names no current cluster');
+    const opts: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(opts);
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized });
+    return new KubeClient(kc, cluster.server.replace(/\/$/, ''), { ...opts, agent });
+  }
+
+  url(path: string, query?: RequestOptions['query']): URL {
+    const u = new URL(this.server + path);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
+    return u;
+  }
+
+  /** Sends one request and returns the raw answer, whatever its status code. */
+  raw(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
+    const u = this.url(path, opts.query);
+    const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    return new Promise((resolve, reject) => {
+      const req = https.request(
+        u,
+        {
+          ...this.base,
+          method,
+          headers: {
+            ...(this.base.headers ?? {}),
+            accept: 'application/json',
+            ...(payload !== undefined ? { 'content-type': opts.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+          },
+          timeout: opts.timeoutMs ?? 30_000,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`${method} ${u.pathname}: no answer within ${opts.timeoutMs ?? 30_000} ms`)));
+      req.on('error', (err) => reject(new Error(`${method} ${u.pathname}: ${err.message}`, { cause: err })));
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+  }
+
+  /**
+   * Opens a streaming GET (a watch). The caller reads the body line by line and destroys the
+   * request to stop; `signal` aborts it too. Non-2xx answers are resolved too: check statusCode.
+   */
+  stream(path: string, query: RequestOptions['query'], signal?: AbortSignal): Promise<{ req: ClientRequest; res: IncomingMessage }> {
+    const u = this.url(path, query);
+    return new Promise((resolve, reject) => {
+      const req = https.request(u, { ...this.base, method: 'GET', headers: { ...(this.base.headers ?? {}), accept: 'application/json' }, signal }, (res) =>
+        resolve({ req, res }),
+      );
+      req.on('error', (err) => reject(new Error(`watch ${u.pathname}: ${err.message}`, { cause: err })));
+      req.end();
+    });
+  }
+
+  /** Sends one request and parses the JSON answer; a non-2xx answer throws an ApiError. */
+  async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const res = await this.raw(method, path, opts);
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      let status: Status | undefined;
+      try {
+        status = JSON.parse(res.body) as Status;
+      } catch {
+        status = undefined;
+      }
+      throw new ApiError(method, path, res.statusCode, status, res.body);
+    }
+    return (res.body ? JSON.parse(res.body) : undefined) as T;
+  }
+
+  get<T = unknown>(path: string, query?: RequestOptions['query']): Promise<T> {
+    return this.request<T>('GET', path, { query });
+  }
+  create<T = unknown>(path: string, body: unknown, query?: RequestOptions['query']): Promise<T> {
+    return this.request<T>('POST', path, { body, query });
+  }
+  replace<T = unknown>(path: string, body: unknown, query?: RequestOptions['query']): Promise<T> {
+    return this.request<T>('PUT', path, { body, query });
+  }
+  mergePatch<T = unknown>(path: string, body: unknown, query?: RequestOptions['query']): Promise<T> {
+    return this.request<T>('PATCH', path, { body, query, contentType: 'application/merge-patch+json' });
+  }
+  delete<T = unknown>(path: string, query?: RequestOptions['query']): Promise<T> {
+    return this.request<T>('DELETE', path, { query });
+  }
+}

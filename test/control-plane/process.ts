@@ -1,0 +1,104 @@
+// One control-plane component as a child process: its log kept in a file, its pid recorded, and
+// (through setpriv's parent-death signal) killed with us if we die without stopping it.
+import { spawn, type ChildProcess, execFileSync } from 'node:child_process';
+import { createWriteStream, existsSync, readFileSync, writeFileSync, rmSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const hasSetpriv = (() => {
+  try {
+    execFileSync('setpriv', ['--help'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+export class Component {
+  readonly logFile: string;
+  private child?: ChildProcess;
+  private exitInfo?: { code: number | null; signal: NodeJS.Signals | null };
+  private exited?: Promise<void>;
+
+  constructor(
+    readonly name: string,
+    private readonly bin: string,
+    private readonly args: string[],
+    private readonly dirs: { logs: string; pids: string },
+  ) {
+    this.logFile = join(dirs.logs, `${name}.log`);
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Set when the process has ended; a component that ends while we wait for it is a failed start. */
+  get exit(): { code: number | null; signal: NodeJS.Signals | null } | undefined {
+    return this.exitInfo;
+  }
+
+  start(): void {
+    const log = createWriteStream(this.logFile, { flags: 'a' });
+    const [cmd, argv] = hasSetpriv ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', this.bin, ...this.args]] : [this.bin, this.args];
+    this.exitInfo = undefined;
+    const child = spawn(cmd, argv, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
+    });
+    child.stdout!.pipe(log, { end: false });
+    child.stderr!.pipe(log, { end: false });
+    this.child = child;
+    this.exited = new Promise((resolve) => {
+      child.on('exit', (code, signal) => {
+        this.exitInfo = { code, signal };
+        resolve();
+      });
+      child.on('error', (err) => {
+        log.write(`failed to start ${this.bin}: ${err.message}\n`);
+        this.exitInfo = { code: -1, signal: null };
+        resolve();
+      });
+    });
+    child.on('close', () => log.end());
+    if (child.pid) writeFileSync(join(this.dirs.pids, `${this.name}.pid`), String(child.pid));
+  }
+
+  /** SIGTERM, then SIGKILL after the grace period. */
+  async stop(graceMs = 10_000): Promise<void> {
+    const child = this.child;
+    if (!child || this.exitInfo) return this.cleanupPid();
+    child.kill(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+    this.cleanupPid();
+  }
+
+  tail(lines = 30): string {
+    if (!existsSync(this.logFile)) return '(no log)';
+    const all = readFileSync(this.logFile, 'utf8').trimEnd().split('\n');
+    return all.slice(-lines).join('\n');
+  }
+
+  private cleanupPid(): void {
+    rmSync(join(this.dirs.pids, `${this.name}.pid`), { force: true });
+  }
+}
+
+/**
+ * Kills processes left by an earlier run that crashed, but only those whose command line names
+ * this state folder: a pid file alone could point at an unrelated process by now.
+ */
+export function reapStale(pidsDir: string, stateDir: string): void {
+  if (!existsSync(pidsDir)) return;
+  for (const f of readdirSync(pidsDir)) {
+    const pid = Number(readFileSync(join(pidsDir, f), 'utf8'));
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (cmdline.includes(stateDir)) process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    rmSync(join(pidsDir, f), { force: true });
+  }
+}

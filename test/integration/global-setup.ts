@@ -1,0 +1,28 @@
+// One real control plane for the whole integration run; test files isolate themselves by namespace.
+import type { TestProject } from 'vitest/node';
+import { LocalControlPlane } from '../control-plane/index.js';
+import { KubeClient } from '../../kube/client.js';
+import { installCrds } from '../../kube/crds.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    kubeconfig: string;
+    stateDir: string;
+    server: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const cp = await LocalControlPlane.start({ log: (l) => process.stderr.write(l.endsWith('\n') ? l : `${l}\n`) });
+  process.stderr.write(`control plane ready in ${cp.startSeconds.toFixed(1)} s at ${cp.server}\n`);
+  try {
+    await installCrds(await KubeClient.fromKubeconfig(cp.kubeconfigPath));
+  } catch (err) {
+    await cp.stop();
+    throw err;
+  }
+  project.provide('kubeconfig', cp.kubeconfigPath);
+  project.provide('stateDir', cp.stateDir);
+  project.provide('server', cp.server);
+  return () => cp.stop();
+}

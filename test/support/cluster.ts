@@ -1,0 +1,75 @@
+// What an integration test needs from the shared control plane: clients as admin or as any
+// user, and namespaces of its own that it cleans up.
+import { inject } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { KubeClient, isNotFound } from '../../kube/client.js';
+import { mintUser, loadClusterCa } from '../control-plane/index.js';
+import type { CertificateAuthority } from '../../kube/pki.js';
+
+export interface TestUser {
+  name: string;
+  kubeconfigPath: string;
+  client: KubeClient;
+}
+
+export class TestCluster {
+  private readonly created: string[] = [];
+  private constructor(
+    readonly admin: KubeClient,
+    readonly kubeconfigPath: string,
+    readonly stateDir: string,
+  ) {}
+
+  static async connect(): Promise<TestCluster> {
+    const kubeconfig = inject('kubeconfig');
+    return new TestCluster(await KubeClient.fromKubeconfig(kubeconfig), kubeconfig, inject('stateDir'));
+  }
+
+  async user(name: string, groups: string[] = []): Promise<TestUser> {
+    const minted = await mintUser(this.stateDir, name, groups);
+    return { name, kubeconfigPath: minted.kubeconfigPath, client: await KubeClient.fromKubeconfig(minted.kubeconfigPath) };
+  }
+
+  ca(): Promise<CertificateAuthority> {
+    return loadClusterCa(this.stateDir);
+  }
+
+  /** A name no other test uses: `<prefix>-<random>`. */
+  static uniqueName(prefix: string): string {
+    return `${prefix}-${randomBytes(3).toString('hex')}`;
+  }
+
+  /** Creates a namespace this test owns; cleanup() deletes it. */
+  async namespace(prefix: string, labels: Record<string, string> = {}): Promise<string> {
+    const name = TestCluster.uniqueName(prefix);
+    await this.admin.create('/api/v1/namespaces', { metadata: { name, labels } });
+    this.created.push(name);
+    return name;
+  }
+
+  async cleanup(): Promise<void> {
+    await Promise.all(
+      this.created.splice(0).map((ns) =>
+        this.admin.delete(`/api/v1/namespaces/${ns}`).catch((e: unknown) => {
+          if (!isNotFound(e)) throw e;
+        }),
+      ),
+    );
+  }
+}
+
+/** Polls until check() returns a value that is not undefined, or fails with the last error. */
+export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
