@@ -51,6 +51,7 @@ async function main(): Promise<void> {
     client = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
     await installCrds(client);
     process.stderr.write(`local control plane ready in ${cp.startSeconds.toFixed(1)} s at ${cp.server} (state in ${cp.stateDir})\n`);
+    if (cp.binaries.kubectl) process.stderr.write(`a kubectl of the same version: ${cp.binaries.kubectl}\n`);
     console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
   }
   let stopping = false;

@@ -217,11 +217,11 @@ export class WorkQueue {
       this.processing.add(key);
       this.active++;
       this.opts.metrics?.depth?.(this.length);
-      void this.process(this.handler, key);
+      void this.runOne(this.handler, key);
     }
   }
 
-  private async process(handler: QueueHandler, key: string): Promise<void> {
+  private async runOne(handler: QueueHandler, key: string): Promise<void> {
     const start = performance.now();
     let failed = false;
     let result: ReconcileResult;

@@ -10,6 +10,8 @@ export interface Binaries {
   apiserver: string;
   /** Absent only when KUBEBUILDER_ASSETS supplies no controller-manager and no build exists. */
   controllerManager?: string;
+  /** kubectl of the same version, when built here. */
+  kubectl?: string;
   source: string;
 }
 
@@ -59,6 +61,7 @@ export async function findBinaries(log?: (line: string) => void): Promise<Binari
     etcd: join(dir, 'etcd'),
     apiserver: join(dir, 'kube-apiserver'),
     controllerManager: join(dir, 'kube-controller-manager'),
+    kubectl: join(dir, 'kubectl'),
     source: dir,
   };
 }

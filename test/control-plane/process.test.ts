@@ -76,13 +76,16 @@ describe('Component', () => {
 
   it('reaps stale children of the same state folder only', async () => {
     const d = dirs();
-    const ours = new Component('ours', process.execPath, ['-e', 'setTimeout(() => {}, 60000)', `--state=${dir}`], d);
+    const ours = new Component('ours', process.execPath, ['-e', 'setTimeout(() => {}, 60000)', '--', `--state=${dir}`], d);
     ours.start();
     expect(await waitUntil(() => alive(ours.pid!))).toBe(true);
     // A pid file pointing at a process of another state folder is dropped, the process spared.
-    const theirs = new Component('theirs', process.execPath, ['-e', 'setTimeout(() => {}, 60000)', '--state=/some/other/state'], d);
+    const theirs = new Component('theirs', process.execPath, ['-e', 'setTimeout(() => {}, 60000)', '--', '--state=/some/other/state'], d);
     theirs.start();
     expect(await waitUntil(() => alive(theirs.pid!))).toBe(true);
+    // A process that would die at once (say, of a bad argument) must not let this test pass.
+    await new Promise((r) => setTimeout(r, 200));
+    expect([alive(ours.pid!), alive(theirs.pid!)]).toEqual([true, true]);
     reapStale(d.pids, dir);
     expect(await waitUntil(() => !alive(ours.pid!))).toBe(true);
     expect(alive(theirs.pid!)).toBe(true);

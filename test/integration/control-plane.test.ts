@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { ApiError, isNotFound } from '../../kube/client.js';
-import { TestCluster, eventually } from '../support/cluster.js';
+import { TestCluster, eventually, kubectl } from '../support/cluster.js';
 
 let cluster: TestCluster;
 beforeAll(async () => {
@@ -127,6 +127,10 @@ describe('the local control plane', () => {
       );
       expect(err.code).toBe(403);
       expect(err.message).toContain('configmaps may not be called "forbidden"');
+      // What a user sees in kubectl.
+      const out = await kubectl(cluster.kubeconfigPath, ['create', 'configmap', 'forbidden', '-n', ns]);
+      expect(out.code).toBe(1);
+      expect(out.stderr.trim()).toBe('error: failed to create configmap: admission webhook "configmaps.test.hnc.x-k8s.io" denied the request: configmaps may not be called "forbidden"');
       await expect(cluster.admin.create(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'fine' } })).resolves.toBeTruthy();
       expect(calls).toContain('fine');
     } finally {

@@ -9,6 +9,8 @@ declare module 'vitest' {
     kubeconfig: string;
     stateDir: string;
     server: string;
+    /** A kubectl of the cluster's version (ours when built, else the one on PATH). */
+    kubectl: string;
   }
 }
 
@@ -24,5 +26,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('kubeconfig', cp.kubeconfigPath);
   project.provide('stateDir', cp.stateDir);
   project.provide('server', cp.server);
+  project.provide('kubectl', cp.binaries.kubectl ?? 'kubectl');
   return () => cp.stop();
 }

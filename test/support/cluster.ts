@@ -2,6 +2,7 @@
 // user, and namespaces of its own that it cleans up.
 import { inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { KubeClient, isNotFound } from '../../kube/client.js';
 import { mintUser, loadClusterCa } from '../control-plane/index.js';
 import type { CertificateAuthority } from '../../kube/pki.js';
@@ -72,4 +73,24 @@ export async function eventually<T>(check: () => Promise<T | undefined>, what: s
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real kubectl as the given kubeconfig's user; never throws on a non-zero exit. */
+export function kubectl(kubeconfigPath: string, args: string[], input?: string): Promise<KubectlResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(inject('kubectl'), args, { env: { ...process.env, KUBECONFIG: kubeconfigPath }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(input ?? '');
+  });
 }
