@@ -15,6 +15,9 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           // One real control plane per run, shared by every integration file (isolated by namespace).
           globalSetup: ['test/integration/global-setup.ts'],
+          // Files run one after another: each runs its own manager, and two managers on one
+          // cluster would both reconcile every namespace.
+          fileParallelism: false,
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

@@ -5,7 +5,10 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { LocalControlPlane, ControlPlaneError, defaultStateDir } from '../test/control-plane/index.js';
 import { KubeClient, ApiError } from '../kube/client.js';
-import { installCrds, loadCrds } from '../kube/crds.js';
+import { installCrds, installManagerRbac, loadCrds, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
+import { Manager } from '../controller/manager.js';
+import { FlagError, MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom } from '../controller/flags.js';
+import { PolicyError } from '../core/hierarchy/policy.js';
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -20,6 +23,7 @@ const { values: flags } = parseArgs({
     // A throwaway control plane in a temporary folder, removed on stop.
     ephemeral: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
+    ...managerFlagOptions,
   },
   strict: true,
 });
@@ -29,20 +33,25 @@ const usage = `Usage: npm start -- [--kubeconfig PATH] [--context NAME] [--insta
 
 With no cluster given (no --kubeconfig, no KUBECONFIG, not in a pod), starts a local Kubernetes
 control plane on 127.0.0.1 (state in ${defaultStateDir()}), installs the HNC CRDs, prints
-"export KUBECONFIG=..." and runs until Ctrl-C.
-`;
+"export KUBECONFIG=..." and runs the HNC manager there until Ctrl-C. The manager acts as its own
+service account (${MANAGER_USER}), bound only to the ClusterRole in deploy/rbac/.
+
+${MANAGER_FLAG_HELP}`;
 
 async function main(): Promise<void> {
   if (flags.help) {
     process.stdout.write(usage);
     return;
   }
+  const managerFlags = managerFlagsFrom(flags);
   const given = flags.kubeconfig ?? process.env.KUBECONFIG;
   const inCluster = !given && process.env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN);
   let cp: LocalControlPlane | undefined;
   let client: KubeClient;
+  let managerClient: KubeClient;
   if (given || inCluster) {
     client = await KubeClient.fromKubeconfig(given, flags.context);
+    managerClient = client;
     process.stderr.write(`using the cluster at ${client.server}\n`);
     if (flags['install-crds']) await installCrds(client);
     else await checkCrds(client);
@@ -50,15 +59,23 @@ async function main(): Promise<void> {
     cp = await LocalControlPlane.start(flags.ephemeral ? {} : { stateDir: flags['state-dir'] ?? defaultStateDir(), persistent: true });
     client = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
     await installCrds(client);
+    await installManagerRbac(client);
+    managerClient = await KubeClient.fromKubeconfig((await cp.mintUser(MANAGER_USER, MANAGER_GROUPS)).kubeconfigPath);
     process.stderr.write(`local control plane ready in ${cp.startSeconds.toFixed(1)} s at ${cp.server} (state in ${cp.stateDir})\n`);
     if (cp.binaries.kubectl) process.stderr.write(`a kubectl of the same version: ${cp.binaries.kubectl}\n`);
     console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
+  }
+  let manager: Manager | undefined;
+  if (!flags['cluster-only']) {
+    manager = new Manager({ client: managerClient, policy: managerFlags.policy, workers: managerFlags.workers, qps: managerFlags.qps });
+    await manager.start();
   }
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     process.stderr.write(`${signal}: stopping ...\n`);
+    await manager?.stop();
     await cp?.stop();
     process.exit(0);
   };
@@ -83,7 +100,7 @@ async function checkCrds(client: KubeClient): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  const known = err instanceof ControlPlaneError || err instanceof ApiError;
+  const known = err instanceof ControlPlaneError || err instanceof ApiError || err instanceof FlagError || err instanceof PolicyError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
   process.stderr.write(`hnc: ${known ? (err as Error).message : err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

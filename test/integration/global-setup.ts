@@ -2,7 +2,7 @@
 import type { TestProject } from 'vitest/node';
 import { LocalControlPlane } from '../control-plane/index.js';
 import { KubeClient } from '../../kube/client.js';
-import { installCrds } from '../../kube/crds.js';
+import { installCrds, installManagerRbac } from '../../kube/install.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -18,7 +18,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const cp = await LocalControlPlane.start({ log: (l) => process.stderr.write(l.endsWith('\n') ? l : `${l}\n`) });
   process.stderr.write(`control plane ready in ${cp.startSeconds.toFixed(1)} s at ${cp.server}\n`);
   try {
-    await installCrds(await KubeClient.fromKubeconfig(cp.kubeconfigPath));
+    const admin = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
+    await installCrds(admin);
+    await installManagerRbac(admin);
   } catch (err) {
     await cp.stop();
     throw err;

@@ -3,6 +3,7 @@
 import { inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
+import { isDeepStrictEqual } from 'node:util';
 import { KubeClient, isNotFound } from '../../kube/client.js';
 import { mintUser, loadClusterCa } from '../control-plane/index.js';
 import type { CertificateAuthority } from '../../kube/pki.js';
@@ -93,4 +94,17 @@ export function kubectl(kubeconfigPath: string, args: string[], input?: string):
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
     child.stdin.end(input ?? '');
   });
+}
+
+/** Polls until read() returns a value deeply equal to `expected`; on timeout fails with the last value. */
+export async function eventuallyEqual<T>(read: () => Promise<T>, expected: T, what: string, timeoutMs = 30_000): Promise<void> {
+  let last: T | undefined;
+  try {
+    await eventually(async () => {
+      last = await read();
+      return isDeepStrictEqual(last, expected) ? true : undefined;
+    }, what, timeoutMs);
+  } catch {
+    throw new Error(`timed out waiting for ${what}: expected ${JSON.stringify(expected)}, last saw ${JSON.stringify(last)}`);
+  }
 }

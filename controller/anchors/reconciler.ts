@@ -1,0 +1,65 @@
+// Reconciles one SubnamespaceAnchor: creates its subnamespace, reports its state, and on
+// deletion removes the subnamespace before letting the anchor go (reference §6).
+import { AnchorState, Finalizer, GROUP, Plural, VERSION } from '../../core/api/constants.js';
+import type { SubnamespaceAnchor } from '../../core/api/types.js';
+import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
+import { planAnchor } from '../../core/hierarchy/plan.js';
+import { jsonEqual } from '../../core/util/equal.js';
+import { isAlreadyExists, isNotFound } from '../../kube/client.js';
+import type { ReadonlyStore } from '../../kube/watch/store.js';
+import type { Writer } from '../../kube/writer.js';
+import type { Logger } from '../../kube/log.js';
+
+export const anchorPath = (ns: string, name: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${Plural.SubnamespaceAnchor}/${name}`;
+
+export class AnchorReconciler {
+  constructor(
+    private readonly hierarchy: Hierarchy,
+    private readonly anchors: ReadonlyStore<SubnamespaceAnchor>,
+    private readonly writer: Writer,
+    private readonly log: Logger,
+  ) {}
+
+  async reconcile(key: string): Promise<void> {
+    const current = this.anchors.get(key);
+    if (!current) return;
+    const parent = current.metadata.namespace!;
+    const child = current.metadata.name!;
+    const plan = planAnchor(this.hierarchy, parent, child);
+    let state = plan.state;
+    if (plan.create) {
+      try {
+        await this.writer.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: child, ...plan.create } });
+        this.log.info({ namespace: parent, anchor: child }, 'created subnamespace');
+        // It exists now, with our annotation: report Ok in the same write as the finalizer.
+        state = AnchorState.Ok;
+      } catch (err) {
+        // Someone else's namespace of that name appeared meanwhile: the next pass says Conflict.
+        if (!isAlreadyExists(err)) throw err;
+      }
+    }
+    if (plan.deleteNamespace) {
+      try {
+        await this.writer.delete(`/api/v1/namespaces/${child}`);
+        this.log.info({ namespace: parent, anchor: child }, 'deleting subnamespace of a deleted anchor');
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    const finalizers = new Set(current.metadata.finalizers ?? []);
+    if (plan.finalizer) finalizers.add(Finalizer.anchor);
+    else finalizers.delete(Finalizer.anchor);
+    const desired: SubnamespaceAnchor = structuredClone(current);
+    if (finalizers.size) desired.metadata.finalizers = [...finalizers];
+    else delete desired.metadata.finalizers;
+    if (state !== undefined) desired.status = { ...(desired.status ?? {}), status: state };
+    if (jsonEqual(desired.metadata.finalizers ?? [], current.metadata.finalizers ?? []) && jsonEqual(desired.status ?? {}, current.status ?? {})) return;
+    try {
+      await this.writer.replace(anchorPath(parent, child), desired);
+    } catch (err) {
+      // An anchor whose last finalizer we removed may already be gone.
+      if (!isNotFound(err)) throw err;
+    }
+    this.log.info({ namespace: parent, anchor: child, state, finalizer: plan.finalizer }, 'updated anchor');
+  }
+}

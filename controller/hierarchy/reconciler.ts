@@ -1,0 +1,47 @@
+// Reconciles one namespace: its labels and annotations (tree labels, managed metadata, the
+// included-namespace label) and its HierarchyConfiguration (parent, children, conditions,
+// finalizer). Desired state comes from the hierarchy model; only differences are written.
+import { Singleton, GROUP, VERSION, Plural } from '../../core/api/constants.js';
+import type { HierarchyConfiguration } from '../../core/api/types.js';
+import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
+import { desiredNamespaceMetadata, metadataPatch, planHierarchy } from '../../core/hierarchy/plan.js';
+import type { ReadonlyStore } from '../../kube/watch/store.js';
+import type { Writer } from '../../kube/writer.js';
+import type { Logger } from '../../kube/log.js';
+import type { NamespaceObject } from '../objects.js';
+
+export const hierarchyPath = (ns: string, name?: string): string =>
+  `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${Plural.HierarchyConfiguration}${name ? `/${name}` : ''}`;
+
+export class HierarchyReconciler {
+  constructor(
+    private readonly hierarchy: Hierarchy,
+    private readonly namespaces: ReadonlyStore<NamespaceObject>,
+    private readonly hierarchies: ReadonlyStore<HierarchyConfiguration>,
+    private readonly writer: Writer,
+    private readonly log: Logger,
+  ) {}
+
+  async reconcile(ns: string): Promise<void> {
+    const obj = this.namespaces.get(ns);
+    if (!obj) return; // gone: the model already dropped it and enqueued its relatives
+    const current = this.hierarchies.get(`${ns}/${Singleton.hierarchy}`);
+    const plan = planHierarchy(this.hierarchy, ns, current, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+    if (plan.action === 'create') {
+      await this.writer.create(hierarchyPath(ns), plan.object);
+      this.log.info({ namespace: ns, parent: plan.object.spec?.parent }, 'created HierarchyConfiguration');
+    } else if (plan.action === 'update') {
+      await this.writer.replace(hierarchyPath(ns, Singleton.hierarchy), plan.object);
+      this.log.info({ namespace: ns, parent: plan.object.spec?.parent, conditions: plan.object.status?.conditions?.map((c) => c.reason) }, 'updated HierarchyConfiguration');
+    }
+    // A namespace on its way out keeps its labels: rewriting them would only race the deletion.
+    if (obj.metadata.deletionTimestamp) return;
+    const meta = { labels: { ...(obj.metadata.labels ?? {}) }, annotations: { ...(obj.metadata.annotations ?? {}) } };
+    const patch = metadataPatch(meta, desiredNamespaceMetadata(this.hierarchy, ns, meta));
+    if (patch) {
+      // The resourceVersion makes a stale cache fail with 409 rather than undo someone's change.
+      await this.writer.mergePatch(`/api/v1/namespaces/${ns}`, { metadata: { ...patch, resourceVersion: obj.metadata.resourceVersion } });
+      this.log.info({ namespace: ns, labels: patch.labels, annotations: patch.annotations }, 'updated namespace metadata');
+    }
+  }
+}

@@ -1,0 +1,194 @@
+// Desired state of namespaces, HierarchyConfigurations and anchors, computed from the hierarchy
+// model alone, and the minimal change from what exists. Reconcilers only execute these plans.
+import { AnchorState, Annotation, ConditionType, Finalizer, Label, NamespaceReason, Singleton, API_VERSION, Kind, treeLabel, treeLabelNamespace } from '../api/constants.js';
+import type { Condition, HierarchyConfiguration, MetaKVP } from '../api/types.js';
+import { jsonEqual } from '../util/equal.js';
+import type { Hierarchy, NamespaceCondition } from './hierarchy.js';
+
+export interface Metadata {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+/** A JSON merge patch of metadata: a key set to null is removed. */
+export interface MetadataPatch {
+  labels?: Record<string, string | null>;
+  annotations?: Record<string, string | null>;
+}
+
+/** HNC stamps ancestor-derived conditions with the epoch (reference §3.1). */
+export const EPOCH = '1970-01-01T00:00:00Z';
+
+// ---- namespaces --------------------------------------------------------------------------------
+
+/** The labels and annotations a namespace should have, given what it has now (§4.1, §4.5-§4.7). */
+export function desiredNamespaceMetadata(h: Hierarchy, ns: string, current: Metadata): Metadata {
+  const labels = { ...current.labels };
+  const annotations = { ...current.annotations };
+  if (!h.isManaged(ns)) {
+    delete labels[Label.includedNamespace];
+    return { labels, annotations };
+  }
+  labels[Label.includedNamespace] = 'true';
+  if (h.isExternal(ns)) {
+    // HNC strips nothing from an external namespace; it only makes sure of its own depth label.
+    labels[treeLabel(ns)] = '0';
+    return { labels, annotations };
+  }
+  for (const k of Object.keys(labels)) if (treeLabelNamespace(k) !== undefined || h.policy.isManagedLabel(k)) delete labels[k];
+  for (const k of Object.keys(annotations)) if (h.policy.isManagedAnnotation(k)) delete annotations[k];
+  Object.assign(labels, h.treeLabels(ns), h.inheritedManaged(ns, 'labels'));
+  Object.assign(annotations, h.inheritedManaged(ns, 'annotations'));
+  return { labels, annotations };
+}
+
+/** The smallest merge patch from current to desired metadata, or undefined if they agree. */
+export function metadataPatch(current: Metadata, desired: Metadata): MetadataPatch | undefined {
+  const diff = (cur: Record<string, string>, want: Record<string, string>) => {
+    const out: Record<string, string | null> = {};
+    for (const [k, v] of Object.entries(want)) if (cur[k] !== v) out[k] = v;
+    for (const k of Object.keys(cur)) if (!(k in want)) out[k] = null;
+    return Object.keys(out).length ? out : undefined;
+  };
+  const labels = diff(current.labels, desired.labels);
+  const annotations = diff(current.annotations, desired.annotations);
+  if (!labels && !annotations) return undefined;
+  return { ...(labels && { labels }), ...(annotations && { annotations }) };
+}
+
+// ---- HierarchyConfigurations ---------------------------------------------------------------------
+
+export type HierarchyAction = { action: 'none' } | { action: 'create' | 'update'; object: HierarchyConfiguration };
+
+/**
+ * What to do with a namespace's HierarchyConfiguration. `current` is the cached object (or
+ * undefined); `now` stamps conditions that are new. Conditions that did not change keep their
+ * lastTransitionTime, so an unchanged namespace is never rewritten.
+ */
+export function planHierarchy(h: Hierarchy, ns: string, current: HierarchyConfiguration | undefined, now: string): HierarchyAction {
+  const facts = h.namespace(ns);
+  if (!facts) return { action: 'none' };
+  const base: HierarchyConfiguration = current ? structuredClone(current) : { apiVersion: API_VERSION, kind: Kind.HierarchyConfiguration, metadata: { name: Singleton.hierarchy, namespace: ns } };
+  const finalizers = new Set(base.metadata.finalizers ?? []);
+  const spec = { ...(base.spec ?? {}) };
+  const status = { ...(base.status ?? {}) };
+
+  if (!h.isManaged(ns)) {
+    // Unmanaged: release the finalizer and forget children; the object itself is left (§4.1).
+    finalizers.delete(Finalizer.hasSubnamespace);
+    delete status.children;
+  } else {
+    if (current?.metadata.deletionTimestamp) {
+      // Being deleted by a user: let it go unless the namespace itself is going and needs it (§4.4, §4.8).
+      // Its status is still synced below, as HNC does: that is where DeletingCRD shows (§4.9).
+      if (!facts.deleting || h.anchorsIn(ns).length === 0) finalizers.delete(Finalizer.hasSubnamespace);
+    } else if (h.anchorsIn(ns).length > 0 && !h.hierarchyCrdDeleting) finalizers.add(Finalizer.hasSubnamespace);
+    else finalizers.delete(Finalizer.hasSubnamespace);
+    const subnsOf = h.subnamespaceOf(ns);
+    if (subnsOf) {
+      // A subnamespace's parent and managed metadata come from its anchor (§6.1).
+      spec.parent = subnsOf;
+      const anchor = h.anchor(subnsOf, ns);
+      if (anchor) {
+        setKvps(spec, 'labels', anchor.labels);
+        setKvps(spec, 'annotations', anchor.annotations);
+      }
+    }
+    const children = h.forest.children(ns);
+    if (children.length) status.children = children;
+    else delete status.children;
+    const conditions = withTimes(namespaceConditions(h, ns), current?.status?.conditions, now);
+    if (conditions.length) status.conditions = conditions;
+    else delete status.conditions;
+  }
+
+  const desired: HierarchyConfiguration = { ...base, spec, status };
+  desired.metadata = { ...base.metadata };
+  if (finalizers.size) desired.metadata.finalizers = [...finalizers];
+  else delete desired.metadata.finalizers;
+  if (!Object.keys(status).length) delete desired.status;
+
+  if (!current) {
+    const trivial = !spec.parent && !status.children && !status.conditions && !finalizers.size && !spec.labels?.length && !spec.annotations?.length;
+    // No object for a plain root with nothing to say, nor for a namespace on its way out.
+    if (trivial || facts.deleting || h.hierarchyCrdDeleting) return { action: 'none' };
+    return { action: 'create', object: desired };
+  }
+  const same = jsonEqual(current.spec ?? {}, desired.spec ?? {}) && jsonEqual(current.status ?? {}, desired.status ?? {}) && jsonEqual(current.metadata.finalizers ?? [], desired.metadata.finalizers ?? []);
+  return same ? { action: 'none' } : { action: 'update', object: desired };
+}
+
+/** All conditions a namespace reports: AncestorHaltActivities first, then its own (§3.1). */
+export function namespaceConditions(h: Hierarchy, ns: string): NamespaceCondition[] {
+  const own = h.ownConditions(ns);
+  const haltedAncestor = own.some((c) => c.type === ConditionType.ActivitiesHalted) ? undefined : h.haltedAncestor(ns);
+  if (haltedAncestor === undefined) return own;
+  return [
+    {
+      type: ConditionType.ActivitiesHalted,
+      reason: NamespaceReason.AncestorHaltActivities,
+      message: `Propagation paused in "${ns}" and its descendants due to ActivitiesHalted condition on ancestor "${haltedAncestor}"`,
+    },
+    ...own,
+  ];
+}
+
+function withTimes(conditions: NamespaceCondition[], existing: readonly Condition[] | undefined, now: string): Condition[] {
+  return conditions.map((c) => {
+    const same = existing?.find((e) => e.type === c.type && e.reason === c.reason && e.message === c.message && e.status === 'True');
+    const time = c.reason === NamespaceReason.AncestorHaltActivities ? EPOCH : (same?.lastTransitionTime ?? now);
+    return { type: c.type, status: 'True', reason: c.reason, message: c.message, lastTransitionTime: time };
+  });
+}
+
+function setKvps(spec: { labels?: MetaKVP[]; annotations?: MetaKVP[] }, kind: 'labels' | 'annotations', kvps: readonly MetaKVP[]): void {
+  if (kvps.length) spec[kind] = kvps.map((kv) => ({ key: kv.key, value: kv.value }));
+  else delete spec[kind];
+}
+
+// ---- anchors -------------------------------------------------------------------------------------
+
+export interface AnchorPlan {
+  /** The status to report; undefined leaves it as it is. */
+  state: AnchorState | undefined;
+  finalizer: boolean;
+  /** Metadata of the subnamespace to create, when it is missing. */
+  create?: Metadata;
+  deleteNamespace: boolean;
+}
+
+/** What the anchor `parent/child` should look like and do (§6). */
+export function planAnchor(h: Hierarchy, parent: string, child: string): AnchorPlan {
+  const anchor = h.anchor(parent, child);
+  const none: AnchorPlan = { state: undefined, finalizer: false, deleteNamespace: false };
+  if (!anchor || !h.isManaged(parent)) return none;
+  if (!h.isManaged(child)) return { ...none, state: AnchorState.Forbidden };
+  const ns = h.namespace(child);
+  const state = !ns ? AnchorState.Missing : ns.annotations[Annotation.subnamespaceOf] !== parent ? AnchorState.Conflict : AnchorState.Ok;
+  // Uninstalling: finalize without cascading any deletion (§4.9).
+  if (h.anchorCrdDeleting) return { ...none, state };
+  if (!anchor.deleting) {
+    return { state, finalizer: true, deleteNamespace: false, ...(state === AnchorState.Missing && { create: newSubnamespaceMetadata(h, parent, child) }) };
+  }
+  if (state !== AnchorState.Ok) return { ...none, state };
+  if (ns!.deleting) return { state, finalizer: true, deleteNamespace: false };
+  // The webhook refuses this deletion; if it was bypassed, keep the namespace (it then reports
+  // SubnamespaceAnchorMissing) rather than cascade without permission.
+  if (h.forest.children(child).length > 0 && !h.allowsCascadingDeletion(child)) return { ...none, state };
+  return { state, finalizer: true, deleteNamespace: true };
+}
+
+/**
+ * The metadata a new subnamespace is created with: already labelled as the hierarchy reconciler
+ * would label it, so that its creation needs no second write.
+ */
+export function newSubnamespaceMetadata(h: Hierarchy, parent: string, child: string): Metadata {
+  const labels: Record<string, string> = { [Label.includedNamespace]: 'true', [treeLabel(child)]: '0' };
+  for (const [k, v] of Object.entries(h.treeLabels(parent))) labels[k] = String(Number(v) + 1);
+  const anchor = h.anchor(parent, child);
+  const legal = (kind: 'labels' | 'annotations') =>
+    Object.fromEntries((anchor?.[kind] ?? []).filter((kv) => (kind === 'labels' ? h.policy.isManagedLabel(kv.key) : h.policy.isManagedAnnotation(kv.key))).map((kv) => [kv.key, kv.value]));
+  Object.assign(labels, legal('labels'), h.inheritedManaged(parent, 'labels'));
+  const annotations = { [Annotation.subnamespaceOf]: parent, ...legal('annotations'), ...h.inheritedManaged(parent, 'annotations') };
+  return { labels, annotations };
+}

@@ -1,0 +1,44 @@
+// Installs what the manager needs on a cluster it runs against without a deployment (the local
+// control plane, tests): the CRDs, and the manager's least-privilege RBAC from deploy/.
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KubeClient } from './client.js';
+import { applyManifests, readManifests, type Manifest } from './apply.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const CRD_DIR = join(ROOT, 'crds');
+export const MANAGER_RBAC = join(ROOT, 'deploy', 'rbac', 'manager.yaml');
+
+/** The manager's identity: a service account, as in a cluster, so webhooks can exempt it. */
+export const MANAGER_SERVICE_ACCOUNT = { namespace: 'hnc-system', name: 'hnc-controller-manager' } as const;
+export const MANAGER_USER = `system:serviceaccount:${MANAGER_SERVICE_ACCOUNT.namespace}:${MANAGER_SERVICE_ACCOUNT.name}`;
+export const MANAGER_GROUPS = ['system:serviceaccounts', `system:serviceaccounts:${MANAGER_SERVICE_ACCOUNT.namespace}`];
+
+export function loadCrds(dir = CRD_DIR): Manifest[] {
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+    .sort()
+    .map((f) => join(dir, f));
+  return readManifests(...files).filter((m) => m.kind === 'CustomResourceDefinition');
+}
+
+/** Applies the CRDs and waits until the API server serves them. */
+export async function installCrds(client: KubeClient, opts: { dir?: string; timeoutMs?: number } = {}): Promise<string[]> {
+  const crds = loadCrds(opts.dir);
+  await applyManifests(client, crds);
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  for (const crd of crds) {
+    for (;;) {
+      const live = await client.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
+      if (live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} was not Established within ${opts.timeoutMs ?? 60_000} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return crds.map((c) => c.metadata.name);
+}
+
+export async function installManagerRbac(client: KubeClient): Promise<void> {
+  await applyManifests(client, readManifests(MANAGER_RBAC));
+}

@@ -1,0 +1,61 @@
+// The one door every controller write goes through: it applies the client-side QPS limit and
+// counts writes, so "writes = minimum" is measured in one place.
+import type { KubeClient, RequestOptions } from './client.js';
+import { TokenBucket } from './watch/ratelimit.js';
+
+export type WriteVerb = 'create' | 'update' | 'patch' | 'delete';
+
+export interface WriterOptions {
+  qps?: number;
+  burst?: number;
+  /** Called after every write attempt, e.g. for metrics. */
+  onWrite?: (verb: WriteVerb, path: string, ok: boolean) => void;
+}
+
+export class Writer {
+  private readonly limiter: TokenBucket;
+  /** Write attempts by verb, successful or not. */
+  readonly counts: Record<WriteVerb, number> = { create: 0, update: 0, patch: 0, delete: 0 };
+
+  constructor(
+    readonly client: KubeClient,
+    private readonly opts: WriterOptions = {},
+  ) {
+    const qps = opts.qps ?? 50;
+    this.limiter = new TokenBucket({ qps, burst: opts.burst ?? Math.ceil(qps * 1.5) });
+  }
+
+  get total(): number {
+    return this.counts.create + this.counts.update + this.counts.patch + this.counts.delete;
+  }
+
+  create<T>(path: string, body: unknown, query?: RequestOptions['query']): Promise<T> {
+    return this.write<T>('create', 'POST', path, { body, query });
+  }
+
+  /** PUT of a whole object; its metadata.resourceVersion makes it fail with 409 on a stale read. */
+  replace<T>(path: string, body: unknown): Promise<T> {
+    return this.write<T>('update', 'PUT', path, { body });
+  }
+
+  mergePatch<T>(path: string, patch: unknown): Promise<T> {
+    return this.write<T>('patch', 'PATCH', path, { body: patch, contentType: 'application/merge-patch+json' });
+  }
+
+  delete<T>(path: string, query?: RequestOptions['query']): Promise<T> {
+    return this.write<T>('delete', 'DELETE', path, { query });
+  }
+
+  private async write<T>(verb: WriteVerb, method: string, path: string, opts: RequestOptions): Promise<T> {
+    await this.limiter.take();
+    this.counts[verb]++;
+    try {
+      const res = await this.client.request<T>(method, path, opts);
+      this.opts.onWrite?.(verb, path, true);
+      return res;
+    } catch (err) {
+      this.opts.onWrite?.(verb, path, false);
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,73 @@
+// What the plugin needs from the cluster, as an interface: commands are written against it, the
+// real implementation (kube-api.ts) talks to the API server, and tests use an in-memory fake.
+// Every method throws ServerError for a non-2xx answer and ConnectionError when the server
+// cannot be reached; "not found" is only turned into a value where the method says so.
+import type { HNCConfiguration, HierarchyConfiguration, ObjectMeta, SubnamespaceAnchor } from '../core/api/index.js';
+
+export interface Namespace {
+  apiVersion?: 'v1';
+  kind?: 'Namespace';
+  metadata: ObjectMeta;
+  status?: { phase?: string };
+}
+
+/** The fields of a core/v1 Event that `describe` shows. */
+export interface KubeEvent {
+  metadata: ObjectMeta;
+  involvedObject?: { kind?: string; namespace?: string; name?: string };
+  reason?: string;
+  message?: string;
+  source?: { component?: string };
+  lastTimestamp?: string | null;
+  eventTime?: string | null;
+  firstTimestamp?: string | null;
+}
+
+/** A namespaced resource type, as the API server addresses it. */
+export interface ResourceType {
+  group: string;
+  version: string;
+  resource: string;
+  kind: string;
+}
+
+/** Any object, reduced to what listing needs. */
+export interface AnyObject {
+  kind?: string;
+  metadata: ObjectMeta;
+}
+
+export interface HncApi {
+  /** The API server's URL, for messages. */
+  readonly server: string;
+
+  getNamespace(name: string): Promise<Namespace>;
+  listNamespaces(): Promise<Namespace[]>;
+
+  /** The namespace's HierarchyConfiguration, or undefined if it has none (404). */
+  getHierarchy(namespace: string): Promise<HierarchyConfiguration | undefined>;
+  /** Every HierarchyConfiguration in the cluster (one request; needs cluster-wide list). */
+  listHierarchies(): Promise<HierarchyConfiguration[]>;
+  createHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration>;
+  replaceHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration>;
+
+  listAnchors(namespace: string): Promise<SubnamespaceAnchor[]>;
+  createAnchor(anchor: SubnamespaceAnchor): Promise<SubnamespaceAnchor>;
+  deleteAnchor(namespace: string, name: string): Promise<void>;
+
+  /** The HNCConfiguration `config`, or undefined if it does not exist (404). */
+  getHncConfiguration(): Promise<HNCConfiguration | undefined>;
+  createHncConfiguration(config: HNCConfiguration): Promise<HNCConfiguration>;
+  replaceHncConfiguration(config: HNCConfiguration): Promise<HNCConfiguration>;
+
+  listEvents(namespace: string): Promise<KubeEvent[]>;
+  /** Objects of one type in a namespace, filtered by a label selector. */
+  listObjects(namespace: string, type: ResourceType, labelSelector?: string): Promise<AnyObject[]>;
+}
+
+/** What a successful connection gives the commands. */
+export interface Session {
+  api: HncApi;
+  /** `-n/--namespace` if given, else the kubeconfig context's namespace, else "default". */
+  namespace: string;
+}

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { captureIo } from '../io.js';
+import { FakeApi } from '../testing/fake-api.js';
+import { runTree } from './tree.js';
+
+const inCycle = (cycle: string) => [{ type: 'ActivitiesHalted', reason: 'InCycle', message: `Namespace is a member of the cycle: ${cycle}` }];
+
+function org(): FakeApi {
+  return new FakeApi()
+    .addNamespace('team-a', { children: ['prod', 'dev'] })
+    .addNamespace('dev', { parent: 'team-a', subnamespaceOf: 'team-a', children: ['dev-x'] })
+    .addNamespace('dev-x', { parent: 'dev', subnamespaceOf: 'dev' })
+    .addNamespace('prod', { parent: 'team-a' })
+    .addNamespace('team-b');
+}
+
+async function tree(api: FakeApi, names: string[], flags: Parameters<typeof runTree>[3] = {}): Promise<string> {
+  const io = captureIo();
+  await runTree(api, io, names, flags);
+  return io.stdout;
+}
+
+describe('tree', () => {
+  it('prints the tree of a namespace, children sorted, subnamespaces marked', async () => {
+    expect(await tree(org(), ['team-a'])).toBe('team-a\n├── [s] dev\n│   └── [s] dev-x\n└── prod\n\n[s] indicates subnamespaces\n');
+  });
+
+  it('prints each namespace asked for as a root, even a non-root', async () => {
+    expect(await tree(org(), ['dev', 'team-b'])).toBe('dev\n└── [s] dev-x\nteam-b\n\n[s] indicates subnamespaces\n');
+  });
+
+  it('needs a namespace or -A', async () => {
+    await expect(tree(org(), [])).rejects.toThrow('Error: Must specify the root of the tree(s) to display or else specify --all-namespaces');
+  });
+
+  it('-A prints every root once, in name order, from two list requests', async () => {
+    const api = org();
+    expect(await tree(api, [], { allNamespaces: true })).toBe('team-a\n├── [s] dev\n│   └── [s] dev-x\n└── prod\nteam-b\n\n[s] indicates subnamespaces\n');
+    expect(api.calls).toEqual(['list ns', 'list hc']);
+  });
+
+  it('-A falls back to reading each namespace when HCs cannot be listed cluster-wide', async () => {
+    const api = org();
+    api.forbidden.add('list hc');
+    expect(await tree(api, [], { allNamespaces: true })).toBe('team-a\n├── [s] dev\n│   └── [s] dev-x\n└── prod\nteam-b\n\n[s] indicates subnamespaces\n');
+    expect(api.calls).toContain('get hc dev-x');
+  });
+
+  it('-A also shows namespaces no tree reaches, such as orphans, with their conditions', async () => {
+    const api = org().addNamespace('orphan', { parent: 'gone', conditions: [{ type: 'ActivitiesHalted', reason: 'ParentMissing', message: 'Parent "gone" does not exist' }] });
+    expect(await tree(api, [], { allNamespaces: true })).toBe(
+      'team-a\n├── [s] dev\n│   └── [s] dev-x\n└── prod\nteam-b\norphan (1)\n\n[s] indicates subnamespaces\n\nConditions:\n1) ActivitiesHalted (ParentMissing): Parent "gone" does not exist\n',
+    );
+  });
+
+  it('shows each member of a cycle as a root and does not follow the cycle', async () => {
+    const api = new FakeApi()
+      .addNamespace('a', { parent: 'b', children: ['b', 'x'], conditions: inCycle('a <- b <- a') })
+      .addNamespace('b', { parent: 'a', children: ['a'], conditions: inCycle('a <- b <- a') })
+      .addNamespace('x', { parent: 'a' });
+    expect(await tree(api, [], { allNamespaces: true })).toBe(
+      'a (1)\n└── x\nb (1)\n\nConditions:\n1) ActivitiesHalted (InCycle): Namespace is a member of the cycle: a <- b <- a\n',
+    );
+  });
+
+  it('shows a child the user may not read with a note, and carries on', async () => {
+    const api = org();
+    api.forbidden.add('get hc dev');
+    api.forbidden.add('get ns prod');
+    expect(await tree(api, ['team-a'])).toBe('team-a\n├── [s] dev (no permission to read dev)\n└── prod (no permission to read prod)\n\n[s] indicates subnamespaces\n');
+  });
+
+  it('shows a child listed in the status but gone with a note', async () => {
+    const api = org();
+    api.namespaces.delete('prod');
+    expect(await tree(api, ['team-a'])).toBe('team-a\n├── [s] dev\n│   └── [s] dev-x\n└── prod (namespace prod not found)\n\n[s] indicates subnamespaces\n');
+  });
+
+  it('fails when a namespace asked for cannot be read', async () => {
+    const api = org();
+    api.forbidden.add('get ns team-a');
+    await expect(tree(api, ['team-a'])).rejects.toThrow('forbidden: get ns team-a');
+    await expect(tree(org(), ['nope'])).rejects.toThrow('namespaces "nope" not found');
+  });
+
+  it('fails on errors other than 403/404', async () => {
+    const api = org();
+    api.failures.set('get hc prod', new Error('boom'));
+    await expect(tree(api, ['team-a'])).rejects.toThrow('boom');
+  });
+
+  it('-o json prints the same trees as data', async () => {
+    const out = JSON.parse(await tree(org(), ['dev'], { output: 'json' })) as unknown;
+    expect(out).toEqual({
+      trees: [{ name: 'dev', subnamespace: true, conditions: [], children: [{ name: 'dev-x', subnamespace: true, conditions: [], children: [] }] }],
+    });
+  });
+});

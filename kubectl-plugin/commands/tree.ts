@@ -1,0 +1,170 @@
+// `kubectl hns tree [NS...] [-A] [-o json|yaml|dot]`: loads the trees, then renders them.
+//
+// Loading follows HNC: a namespace's children are its HierarchyConfiguration's status.children
+// (the controller's view), `[s]` comes from the child Namespace's subnamespace-of annotation, and
+// a cycle member's children that are in the cycle too are not followed. Beyond HNC:
+// * a child that cannot be read (403) or no longer exists (404) is shown with a note instead of
+//   failing the whole command;
+// * with -A, one list of namespaces and (if allowed) one list of HierarchyConfigurations replace
+//   HNC's two requests per namespace, and namespaces that no printed tree reaches (orphans whose
+//   parent is missing, or not yet in their parent's status) are printed as roots too.
+import { Annotation, NamespaceReason, type HierarchyConfiguration } from '../../core/api/index.js';
+import type { HncApi, Namespace } from '../api.js';
+import { CliError, ServerError, isForbidden, isNotFound } from '../errors.js';
+import type { Io } from '../io.js';
+import type { ConditionView, ReadProblem, TreeNode } from '../model.js';
+import { renderTreeDot, renderTreeJson, renderTreeYaml } from '../render/tree-formats.js';
+import { renderTreeText } from '../render/tree-text.js';
+
+/** What the tree needs to know about one namespace. */
+export interface NamespaceInfo {
+  name: string;
+  subnamespace: boolean;
+  parent?: string;
+  children: string[];
+  conditions: ConditionView[];
+  inCycle: boolean;
+  problem?: ReadProblem;
+  /** The error behind `problem`, rethrown when the namespace was asked for by name. */
+  error?: unknown;
+}
+
+export type InfoSource = (name: string) => Promise<NamespaceInfo>;
+
+const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+export function namespaceInfo(name: string, ns: Namespace, hc: HierarchyConfiguration | undefined): NamespaceInfo {
+  const conditions = (hc?.status?.conditions ?? []).map((c) => ({ type: c.type, reason: c.reason, message: c.message }));
+  return {
+    name,
+    subnamespace: ns.metadata.annotations?.[Annotation.subnamespaceOf] !== undefined,
+    ...(hc?.spec?.parent ? { parent: hc.spec.parent } : {}),
+    children: [...new Set(hc?.status?.children ?? [])].sort(byName),
+    conditions,
+    inCycle: conditions.some((c) => c.reason === NamespaceReason.InCycle),
+  };
+}
+
+function problemInfo(name: string, err: unknown): NamespaceInfo {
+  const problem: ReadProblem | undefined = isForbidden(err) ? 'forbidden' : isNotFound(err) ? 'notFound' : undefined;
+  if (!problem) throw err;
+  return { name, subnamespace: false, children: [], conditions: [], inCycle: false, problem, error: err };
+}
+
+/** Reads each namespace and its HC on demand (two requests each), once. */
+export function liveSource(api: HncApi): InfoSource {
+  const cache = new Map<string, Promise<NamespaceInfo>>();
+  return (name) => {
+    let p = cache.get(name);
+    if (!p) {
+      p = Promise.allSettled([api.getNamespace(name), api.getHierarchy(name)]).then(([ns, hc]) => {
+        if (ns.status === 'rejected') return problemInfo(name, ns.reason);
+        if (hc.status === 'rejected') return { ...problemInfo(name, hc.reason), subnamespace: namespaceInfo(name, ns.value, undefined).subnamespace };
+        return namespaceInfo(name, ns.value, hc.value);
+      });
+      cache.set(name, p);
+    }
+    return p;
+  };
+}
+
+/** Lists every namespace and, if allowed, every HC; falls back to per-namespace reads of HCs. */
+export async function snapshotSource(api: HncApi): Promise<{ names: string[]; source: InfoSource }> {
+  const namespaces = await api.listNamespaces();
+  let hcs: Map<string, HierarchyConfiguration> | undefined;
+  try {
+    hcs = new Map((await api.listHierarchies()).map((hc) => [hc.metadata.namespace ?? '', hc]));
+  } catch (err) {
+    if (!isForbidden(err)) throw err;
+  }
+  const byNs = new Map(namespaces.map((ns) => [ns.metadata.name ?? '', ns]));
+  const live = liveSource(api);
+  const source: InfoSource = async (name) => {
+    const ns = byNs.get(name);
+    if (!ns) return problemInfo(name, new ServerError(404, `namespaces "${name}" not found`));
+    if (!hcs) return live(name);
+    return namespaceInfo(name, ns, hcs.get(name));
+  };
+  return { names: [...byNs.keys()].sort(byName), source };
+}
+
+/** Builds the tree below `info`, recording every namespace placed in `placed`. */
+export async function buildTree(info: NamespaceInfo, source: InfoSource, placed: Set<string> = new Set(), path: ReadonlySet<string> = new Set()): Promise<TreeNode> {
+  placed.add(info.name);
+  const here = new Set(path).add(info.name);
+  const infos = await Promise.all(info.children.map(source));
+  const children: TreeNode[] = [];
+  for (const child of infos) {
+    if (info.inCycle && child.inCycle) continue;
+    if (here.has(child.name)) continue;
+    children.push(await buildTree(child, source, placed, here));
+  }
+  return {
+    name: info.name,
+    subnamespace: info.subnamespace,
+    conditions: info.conditions,
+    children,
+    ...(info.problem ? { problem: info.problem } : {}),
+  };
+}
+
+/** The trees rooted at the named namespaces; a root that cannot be read fails the command. */
+export async function loadTrees(api: HncApi, roots: readonly string[]): Promise<TreeNode[]> {
+  const source = liveSource(api);
+  const trees: TreeNode[] = [];
+  for (const name of roots) {
+    const info = await source(name);
+    if (info.error) throw info.error;
+    trees.push(await buildTree(info, source));
+  }
+  return trees;
+}
+
+/** Every tree: the roots and cycle members (as HNC), then whatever they did not reach. */
+export async function loadAllTrees(api: HncApi): Promise<TreeNode[]> {
+  const { names, source } = await snapshotSource(api);
+  const placed = new Set<string>();
+  const trees: TreeNode[] = [];
+  for (const name of names) {
+    const info = await source(name);
+    if (info.parent && !info.inCycle) continue;
+    trees.push(await buildTree(info, source, placed));
+  }
+  for (const name of names) {
+    if (!placed.has(name)) trees.push(await buildTree(await source(name), source, placed));
+  }
+  return trees;
+}
+
+export const OUTPUT_FORMATS = ['json', 'yaml', 'dot'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+export interface TreeFlags {
+  allNamespaces?: boolean;
+  output?: OutputFormat;
+}
+
+export function validateTree(names: readonly string[], flags: TreeFlags): void {
+  if (names.length === 0 && !flags.allNamespaces) {
+    throw new CliError('Error: Must specify the root of the tree(s) to display or else specify --all-namespaces');
+  }
+}
+
+export function renderTrees(trees: readonly TreeNode[], output: OutputFormat | undefined): string {
+  switch (output) {
+    case 'json':
+      return renderTreeJson(trees);
+    case 'yaml':
+      return renderTreeYaml(trees);
+    case 'dot':
+      return renderTreeDot(trees);
+    default:
+      return renderTreeText(trees);
+  }
+}
+
+export async function runTree(api: HncApi, io: Io, names: readonly string[], flags: TreeFlags): Promise<void> {
+  validateTree(names, flags);
+  const trees = flags.allNamespaces ? await loadAllTrees(api) : await loadTrees(api, names);
+  io.out(renderTrees(trees, flags.output));
+}

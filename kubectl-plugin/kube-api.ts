@@ -1,0 +1,118 @@
+// HncApi over the project's KubeClient. Loaded lazily (it pulls in @kubernetes/client-node), so
+// `--help` and argument errors never pay for it.
+import { ApiError, type KubeClient, type RequestOptions } from '../kube/client.js';
+import { API_VERSION, Plural, Singleton } from '../core/api/index.js';
+import type {
+  HNCConfiguration,
+  HierarchyConfiguration,
+  HierarchyConfigurationList,
+  SubnamespaceAnchor,
+  SubnamespaceAnchorList,
+} from '../core/api/index.js';
+import type { AnyObject, HncApi, KubeEvent, Namespace, ResourceType } from './api.js';
+import { ConnectionError, ServerError, isNotFound } from './errors.js';
+
+const HNC = `/apis/${API_VERSION}`;
+const seg = encodeURIComponent;
+
+interface List<T> {
+  items?: T[];
+}
+
+export class KubeHncApi implements HncApi {
+  constructor(
+    private readonly client: KubeClient,
+    /** Per-request timeout in ms; 0 means none. */
+    private readonly timeoutMs: number,
+  ) {}
+
+  get server(): string {
+    return this.client.server;
+  }
+
+  private async call<T>(method: string, path: string, opts: Omit<RequestOptions, 'timeoutMs'> = {}): Promise<T> {
+    try {
+      return await this.client.request<T>(method, path, { ...opts, timeoutMs: this.timeoutMs });
+    } catch (err) {
+      if (err instanceof ApiError) {
+        const message = err.status?.message || `the server answered ${err.code} ${err.status?.reason ?? ''} to ${method} ${path}`.replace(/\s+/g, ' ');
+        throw new ServerError(err.code, message, err.status?.reason);
+      }
+      throw new ConnectionError(this.client.server, describeNetworkError(err, this.timeoutMs));
+    }
+  }
+
+  private async orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
+    try {
+      return await p;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  getNamespace(name: string): Promise<Namespace> {
+    return this.call('GET', `/api/v1/namespaces/${seg(name)}`);
+  }
+  async listNamespaces(): Promise<Namespace[]> {
+    return (await this.call<List<Namespace>>('GET', '/api/v1/namespaces')).items ?? [];
+  }
+
+  private hcPath(ns: string, name?: string): string {
+    return `${HNC}/namespaces/${seg(ns)}/${Plural.HierarchyConfiguration}${name ? `/${seg(name)}` : ''}`;
+  }
+  getHierarchy(namespace: string): Promise<HierarchyConfiguration | undefined> {
+    return this.orUndefined(this.call('GET', this.hcPath(namespace, Singleton.hierarchy)));
+  }
+  async listHierarchies(): Promise<HierarchyConfiguration[]> {
+    return (await this.call<HierarchyConfigurationList>('GET', `${HNC}/${Plural.HierarchyConfiguration}`)).items ?? [];
+  }
+  createHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration> {
+    return this.call('POST', this.hcPath(hc.metadata.namespace ?? ''), { body: hc });
+  }
+  replaceHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration> {
+    return this.call('PUT', this.hcPath(hc.metadata.namespace ?? '', Singleton.hierarchy), { body: hc });
+  }
+
+  private anchorPath(ns: string, name?: string): string {
+    return `${HNC}/namespaces/${seg(ns)}/${Plural.SubnamespaceAnchor}${name ? `/${seg(name)}` : ''}`;
+  }
+  async listAnchors(namespace: string): Promise<SubnamespaceAnchor[]> {
+    return (await this.call<SubnamespaceAnchorList>('GET', this.anchorPath(namespace))).items ?? [];
+  }
+  createAnchor(anchor: SubnamespaceAnchor): Promise<SubnamespaceAnchor> {
+    return this.call('POST', this.anchorPath(anchor.metadata.namespace ?? ''), { body: anchor });
+  }
+  async deleteAnchor(namespace: string, name: string): Promise<void> {
+    await this.call('DELETE', this.anchorPath(namespace, name));
+  }
+
+  getHncConfiguration(): Promise<HNCConfiguration | undefined> {
+    return this.orUndefined(this.call('GET', `${HNC}/${Plural.HNCConfiguration}/${Singleton.config}`));
+  }
+  createHncConfiguration(config: HNCConfiguration): Promise<HNCConfiguration> {
+    return this.call('POST', `${HNC}/${Plural.HNCConfiguration}`, { body: config });
+  }
+  replaceHncConfiguration(config: HNCConfiguration): Promise<HNCConfiguration> {
+    return this.call('PUT', `${HNC}/${Plural.HNCConfiguration}/${Singleton.config}`, { body: config });
+  }
+
+  async listEvents(namespace: string): Promise<KubeEvent[]> {
+    return (await this.call<List<KubeEvent>>('GET', `/api/v1/namespaces/${seg(namespace)}/events`)).items ?? [];
+  }
+
+  async listObjects(namespace: string, type: ResourceType, labelSelector?: string): Promise<AnyObject[]> {
+    const base = type.group ? `/apis/${type.group}/${type.version}` : `/api/${type.version}`;
+    const list = await this.call<List<AnyObject>>('GET', `${base}/namespaces/${seg(namespace)}/${type.resource}`, { query: { labelSelector } });
+    return list.items ?? [];
+  }
+}
+
+// KubeClient prefixes its network errors with "METHOD /path: "; keep the cause's own words.
+function describeNetworkError(err: unknown, timeoutMs: number): string {
+  if (!(err instanceof Error)) return String(err);
+  if (/no answer within/.test(err.message)) return `no answer within ${timeoutMs / 1000}s (see --request-timeout)`;
+  const cause = err.cause;
+  if (cause instanceof Error) return cause.message;
+  return err.message;
+}

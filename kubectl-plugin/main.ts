@@ -1,0 +1,13 @@
+// Entry point of `kubectl-hns`. Everything heavy (the kube client, YAML) loads only when a command
+// needs it; see program.ts.
+import pc from 'picocolors';
+import { processIo } from './io.js';
+import { runCli } from './program.js';
+
+const colors = pc.createColors(pc.isColorSupported && (process.stderr.isTTY === true || 'FORCE_COLOR' in process.env));
+
+process.exitCode = await runCli(process.argv.slice(2), {
+  io: processIo,
+  connect: async (flags) => (await import('./connection.js')).connect(flags),
+  errorPrefix: (s) => colors.red(s),
+});

@@ -1,0 +1,90 @@
+// Plain data the renderers take. Loaders (commands/*) fill it from the cluster; renderers
+// (render/*) turn it into text. Nothing here does I/O.
+
+/** A condition as the plugin shows it. */
+export interface ConditionView {
+  type: string;
+  reason: string;
+  message: string;
+}
+
+/** Why a namespace in a tree could not be shown. */
+export type ReadProblem = 'forbidden' | 'notFound';
+
+/** One namespace of a hierarchy tree, with its children (sorted by name). */
+export interface TreeNode {
+  name: string;
+  /** Carries the `hnc.x-k8s.io/subnamespace-of` annotation. */
+  subnamespace: boolean;
+  conditions: ConditionView[];
+  children: TreeNode[];
+  /** Set when the namespace or its HierarchyConfiguration could not be read. */
+  problem?: ReadProblem;
+}
+
+/** A child line of `describe`: a child in the HC status, an anchor in the namespace, or both. */
+export interface ChildView {
+  name: string;
+  /** Listed in the HierarchyConfiguration's status.children. */
+  isChild: boolean;
+  /** `.status.status` of an anchor of that name in the namespace ("" if it has none yet); undefined if no anchor. */
+  anchorState?: string;
+}
+
+/** An object found in a namespace as a propagated copy. */
+export interface InheritedObject {
+  kind: string;
+  name: string;
+  /** Value of `hnc.x-k8s.io/inherited-from`: the namespace holding the source. */
+  from: string;
+}
+
+export interface InheritedObjects {
+  objects: InheritedObject[];
+  /** Plain notes for the parts that could not be read, e.g. "no permission to list roles in dev". */
+  notes: string[];
+  /** The resource types looked at (plural names), so an empty result says what it covers. */
+  checked: string[];
+}
+
+export interface EventView {
+  /** RFC 3339; undefined when the event carries no time. */
+  lastSeen?: string;
+  reason: string;
+  /** `Kind:namespace/name` of the involved object. */
+  object: string;
+  message: string;
+}
+
+export interface DescribeView {
+  namespace: string;
+  /**
+   * The hierarchy part; undefined when the HierarchyConfiguration could not be read (then
+   * `notes` says why).
+   */
+  hierarchy?: {
+    parent?: string;
+    children: ChildView[];
+    allowCascadingDeletion: boolean;
+    conditions: ConditionView[];
+  };
+  /** Notes about parts that could not be read (permission), printed where they apply. */
+  hierarchyNote?: string;
+  childrenNote?: string;
+  inherited: InheritedObjects;
+  /** HNC's events in the namespace; undefined with `eventsNote` when they could not be listed. */
+  events?: EventView[];
+  eventsNote?: string;
+}
+
+export interface ResourceStatusView {
+  group: string;
+  version: string;
+  resource: string;
+  mode?: string;
+}
+
+export interface ConfigView {
+  resources: ResourceStatusView[];
+  conditions: ConditionView[];
+}

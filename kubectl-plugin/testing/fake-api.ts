@@ -1,0 +1,123 @@
+// An in-memory HncApi for unit tests: a few maps, request recording, and switches that make a
+// call answer 403 (RBAC denial) or any error, so tests read like small stories.
+import type { HNCConfiguration, HierarchyConfiguration, SubnamespaceAnchor } from '../../core/api/index.js';
+import type { AnyObject, HncApi, KubeEvent, Namespace, ResourceType } from '../api.js';
+import { ServerError } from '../errors.js';
+
+const clone = <T>(x: T): T => structuredClone(x);
+
+export class FakeApi implements HncApi {
+  readonly server = 'https://fake.invalid:6443';
+  readonly namespaces = new Map<string, Namespace>();
+  readonly hierarchies = new Map<string, HierarchyConfiguration>();
+  readonly anchors = new Map<string, SubnamespaceAnchor>(); // key: ns/name
+  readonly events = new Map<string, KubeEvent[]>();
+  readonly objects = new Map<string, AnyObject[]>(); // key: ns/resource
+  config: HNCConfiguration | undefined;
+  /** Every call, as "verb what", e.g. "get hc team-a", "create anchor team-a/dev". */
+  readonly calls: string[] = [];
+  /** Calls (as in `calls`) that answer 403. */
+  readonly forbidden = new Set<string>();
+  /** Calls that fail with this error. */
+  readonly failures = new Map<string, Error>();
+
+  private check(call: string): void {
+    this.calls.push(call);
+    const failure = this.failures.get(call);
+    if (failure) throw failure;
+    if (this.forbidden.has(call)) throw new ServerError(403, `forbidden: ${call}`, 'Forbidden');
+  }
+
+  /** Adds a namespace, its HC (from parent/children/conditions) and the subnamespace annotation. */
+  addNamespace(
+    name: string,
+    opts: { parent?: string; children?: string[]; subnamespaceOf?: string; conditions?: { type: string; reason: string; message: string }[]; acd?: boolean } = {},
+  ): this {
+    this.namespaces.set(name, {
+      metadata: { name, ...(opts.subnamespaceOf ? { annotations: { 'hnc.x-k8s.io/subnamespace-of': opts.subnamespaceOf } } : {}) },
+    });
+    if (opts.parent || opts.children || opts.conditions || opts.acd) {
+      this.hierarchies.set(name, {
+        metadata: { name: 'hierarchy', namespace: name, resourceVersion: '1' },
+        spec: { ...(opts.parent ? { parent: opts.parent } : {}), ...(opts.acd ? { allowCascadingDeletion: true } : {}) },
+        status: {
+          ...(opts.children ? { children: opts.children } : {}),
+          ...(opts.conditions ? { conditions: opts.conditions.map((c) => ({ ...c, status: 'True' as const, lastTransitionTime: '2025-01-01T00:00:00Z' })) } : {}),
+        },
+      });
+    }
+    return this;
+  }
+
+  async getNamespace(name: string): Promise<Namespace> {
+    this.check(`get ns ${name}`);
+    const ns = this.namespaces.get(name);
+    if (!ns) throw new ServerError(404, `namespaces "${name}" not found`, 'NotFound');
+    return clone(ns);
+  }
+  async listNamespaces(): Promise<Namespace[]> {
+    this.check('list ns');
+    return [...this.namespaces.values()].map(clone);
+  }
+  async getHierarchy(namespace: string): Promise<HierarchyConfiguration | undefined> {
+    this.check(`get hc ${namespace}`);
+    const hc = this.hierarchies.get(namespace);
+    return hc && clone(hc);
+  }
+  async listHierarchies(): Promise<HierarchyConfiguration[]> {
+    this.check('list hc');
+    return [...this.hierarchies.values()].map(clone);
+  }
+  async createHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration> {
+    const ns = hc.metadata.namespace ?? '';
+    this.check(`create hc ${ns}`);
+    if (this.hierarchies.has(ns)) throw new ServerError(409, 'already exists', 'AlreadyExists');
+    this.hierarchies.set(ns, clone({ ...hc, metadata: { ...hc.metadata, resourceVersion: '1' } }));
+    return clone(hc);
+  }
+  async replaceHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration> {
+    const ns = hc.metadata.namespace ?? '';
+    this.check(`replace hc ${ns}`);
+    if (!this.hierarchies.has(ns)) throw new ServerError(404, 'not found', 'NotFound');
+    this.hierarchies.set(ns, clone(hc));
+    return clone(hc);
+  }
+  async listAnchors(namespace: string): Promise<SubnamespaceAnchor[]> {
+    this.check(`list anchors ${namespace}`);
+    return [...this.anchors.values()].filter((a) => a.metadata.namespace === namespace).map(clone);
+  }
+  async createAnchor(anchor: SubnamespaceAnchor): Promise<SubnamespaceAnchor> {
+    const key = `${anchor.metadata.namespace}/${anchor.metadata.name}`;
+    this.check(`create anchor ${key}`);
+    this.anchors.set(key, clone(anchor));
+    return clone(anchor);
+  }
+  async deleteAnchor(namespace: string, name: string): Promise<void> {
+    const key = `${namespace}/${name}`;
+    this.check(`delete anchor ${key}`);
+    if (!this.anchors.delete(key)) throw new ServerError(404, `subnamespaceanchors.hnc.x-k8s.io "${name}" not found`, 'NotFound');
+  }
+  async getHncConfiguration(): Promise<HNCConfiguration | undefined> {
+    this.check('get config');
+    return this.config && clone(this.config);
+  }
+  async createHncConfiguration(config: HNCConfiguration): Promise<HNCConfiguration> {
+    this.check('create config');
+    this.config = clone(config);
+    return clone(config);
+  }
+  async replaceHncConfiguration(config: HNCConfiguration): Promise<HNCConfiguration> {
+    this.check('replace config');
+    this.config = clone(config);
+    return clone(config);
+  }
+  async listEvents(namespace: string): Promise<KubeEvent[]> {
+    this.check(`list events ${namespace}`);
+    return (this.events.get(namespace) ?? []).map(clone);
+  }
+  async listObjects(namespace: string, type: ResourceType, labelSelector?: string): Promise<AnyObject[]> {
+    this.check(`list ${type.resource} ${namespace}`);
+    const all = this.objects.get(`${namespace}/${type.resource}`) ?? [];
+    return all.filter((o) => !labelSelector || o.metadata.labels?.[labelSelector] !== undefined).map(clone);
+  }
+}

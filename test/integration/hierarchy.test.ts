@@ -1,0 +1,156 @@
+// The namespace forest on the real control plane: parents, orphans, cycles, tree labels, halted
+// subtrees, excluded namespaces and managed labels, with the manager under its own identity.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Manager } from '../../controller/manager.js';
+import { TestCluster, eventuallyEqual } from '../support/cluster.js';
+import { startManager } from '../support/manager.js';
+import { conditions, editHierarchy, getHierarchy, namespaceLabels, setParent, treeDepths } from '../support/hnc.js';
+
+let cluster: TestCluster;
+let manager: Manager;
+let excluded: string;
+
+beforeAll(async () => {
+  cluster = await TestCluster.connect();
+  excluded = await cluster.namespace('excluded');
+  manager = await startManager('hierarchy', { excludedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', excluded], managedLabels: ['team', 'tier\\.example\\.com/.*'], managedAnnotations: ['owner'] });
+});
+afterAll(async () => {
+  await manager?.stop();
+  await cluster.cleanup();
+});
+
+const children = async (ns: string) => (await getHierarchy(cluster.admin, ns))?.status?.children ?? [];
+
+describe('the hierarchy', () => {
+  it('sets and unsets a parent: tree labels, children and the included label follow', async () => {
+    const parent = await cluster.namespace('parent');
+    const child = await cluster.namespace('child');
+    await setParent(cluster.admin, child, parent);
+    await eventuallyEqual(() => treeDepths(cluster.admin, child), { [child]: 0, [parent]: 1 }, 'the child tree labels');
+    await eventuallyEqual(() => children(parent), [child], "the parent's children");
+    expect((await namespaceLabels(cluster.admin, child))?.['hnc.x-k8s.io/included-namespace']).toBe('true');
+    await setParent(cluster.admin, child, undefined);
+    await eventuallyEqual(() => treeDepths(cluster.admin, child), { [child]: 0 }, 'the child tree labels after unsetting');
+    await eventuallyEqual(() => children(parent), [], "the parent's children after unsetting");
+  });
+
+  it('orphans a child whose parent is deleted (ParentMissing, halting its subtree) and heals when the parent returns', async () => {
+    const parent = TestCluster.uniqueName('gone');
+    await cluster.admin.create('/api/v1/namespaces', { metadata: { name: parent } });
+    const child = await cluster.namespace('orphan');
+    const grandchild = await cluster.namespace('orphan-gc');
+    await setParent(cluster.admin, child, parent);
+    await setParent(cluster.admin, grandchild, child);
+    await eventuallyEqual(() => treeDepths(cluster.admin, grandchild), { [grandchild]: 0, [child]: 1, [parent]: 2 }, 'labels before the deletion');
+    await cluster.admin.delete(`/api/v1/namespaces/${parent}`);
+    await eventuallyEqual(() => conditions(cluster.admin, child), [`ActivitiesHalted/ParentMissing: Parent "${parent}" does not exist`], 'ParentMissing on the orphan');
+    await eventuallyEqual(
+      () => conditions(cluster.admin, grandchild),
+      [`ActivitiesHalted/AncestorHaltActivities: Propagation paused in "${grandchild}" and its descendants due to ActivitiesHalted condition on ancestor "${child}"`],
+      'AncestorHaltActivities below the orphan',
+    );
+    await eventuallyEqual(() => treeDepths(cluster.admin, grandchild), { [grandchild]: 0, [child]: 1 }, 'labels stop at the halted namespace');
+    const halted = (await getHierarchy(cluster.admin, grandchild))!.status!.conditions![0]!;
+    expect(halted.lastTransitionTime).toBe('1970-01-01T00:00:00Z');
+    // The parent comes back (once its old self is fully gone).
+    await eventuallyEqual(
+      () => cluster.admin.create('/api/v1/namespaces', { metadata: { name: parent } }).then(() => true, () => false),
+      true,
+      'recreating the parent',
+    );
+    await eventuallyEqual(() => conditions(cluster.admin, child), [], 'ParentMissing cleared');
+    await eventuallyEqual(() => conditions(cluster.admin, grandchild), [], 'AncestorHaltActivities cleared');
+    await eventuallyEqual(() => treeDepths(cluster.admin, grandchild), { [grandchild]: 0, [child]: 1, [parent]: 2 }, 'labels healed');
+    await cluster.admin.delete(`/api/v1/namespaces/${parent}`);
+  });
+
+  it('reports a cycle (possible only with the webhooks bypassed) on every member, and clears it when broken', async () => {
+    const suffix = TestCluster.uniqueName('cyc');
+    const [a, b, c] = ['a', 'b', 'c'].map((x) => `${suffix}-${x}`) as [string, string, string];
+    for (const ns of [a, b, c]) await cluster.admin.create('/api/v1/namespaces', { metadata: { name: ns } });
+    await setParent(cluster.admin, b, a);
+    await setParent(cluster.admin, c, b);
+    await setParent(cluster.admin, a, c);
+    const text = `ActivitiesHalted/InCycle: Namespace is a member of the cycle: ${a} <- ${b} <- ${c} <- ${a}`; // each name is the parent of the next
+    for (const ns of [a, b, c]) await eventuallyEqual(() => conditions(cluster.admin, ns), [text], `InCycle on ${ns}`);
+    for (const ns of [a, b, c]) expect(await treeDepths(cluster.admin, ns)).toEqual({ [ns]: 0 });
+    await setParent(cluster.admin, a, undefined);
+    for (const ns of [a, b, c]) await eventuallyEqual(() => conditions(cluster.admin, ns), [], `InCycle cleared on ${ns}`);
+    await eventuallyEqual(() => treeDepths(cluster.admin, c), { [c]: 0, [b]: 1, [a]: 2 }, 'labels after the cycle is broken');
+    for (const ns of [a, b, c]) await cluster.admin.delete(`/api/v1/namespaces/${ns}`);
+  });
+
+  it('relabels a whole subtree when it moves to another parent', async () => {
+    const r1 = await cluster.namespace('r1');
+    const r2 = await cluster.namespace('r2');
+    const mid = await cluster.namespace('mid');
+    const leaf = await cluster.namespace('leaf');
+    await setParent(cluster.admin, mid, r1);
+    await setParent(cluster.admin, leaf, mid);
+    await eventuallyEqual(() => treeDepths(cluster.admin, leaf), { [leaf]: 0, [mid]: 1, [r1]: 2 }, 'labels under r1');
+    await setParent(cluster.admin, mid, r2);
+    await eventuallyEqual(() => treeDepths(cluster.admin, leaf), { [leaf]: 0, [mid]: 1, [r2]: 2 }, 'labels under r2');
+    await eventuallyEqual(() => children(r1), [], 'r1 lost its child');
+    await eventuallyEqual(() => children(r2), [mid], 'r2 gained it');
+  });
+
+  it('ignores excluded namespaces and reports them as an IllegalParent', async () => {
+    await setParent(cluster.admin, excluded, 'default');
+    const child = await cluster.namespace('under-excluded');
+    await setParent(cluster.admin, child, excluded);
+    await eventuallyEqual(() => conditions(cluster.admin, child), [`ActivitiesHalted/IllegalParent: Parent "${excluded}" is an unmanaged namespace`], 'IllegalParent');
+    const labels = await namespaceLabels(cluster.admin, excluded);
+    expect(labels?.['hnc.x-k8s.io/included-namespace']).toBeUndefined();
+    expect(Object.keys(labels ?? {}).filter((k) => k.includes('.tree.'))).toEqual([]);
+    expect((await getHierarchy(cluster.admin, excluded))?.status).toBeUndefined();
+  });
+
+  it('propagates managed labels and annotations down, ancestors winning, and reports illegal ones', async () => {
+    const top = await cluster.namespace('top');
+    const sub = await cluster.namespace('sub');
+    await editHierarchy(cluster.admin, top, (spec) => {
+      spec.labels = [{ key: 'team', value: 'blue' }, { key: 'tier.example.com/level', value: 'gold' }];
+      spec.annotations = [{ key: 'owner', value: 'alice' }];
+    });
+    await editHierarchy(cluster.admin, sub, (spec) => {
+      spec.parent = top;
+      spec.labels = [{ key: 'team', value: 'red' }, { key: 'not-managed', value: 'x' }];
+    });
+    await eventuallyEqual(
+      async () => {
+        const l = (await namespaceLabels(cluster.admin, sub)) ?? {};
+        return [l.team, l['tier.example.com/level'], l['not-managed']];
+      },
+      ['blue', 'gold', undefined],
+      'managed labels inherited, ancestor winning',
+    );
+    const ns = await cluster.admin.get<{ metadata: { annotations?: Record<string, string> } }>(`/api/v1/namespaces/${sub}`);
+    expect(ns.metadata.annotations?.owner).toBe('alice');
+    await eventuallyEqual(() => conditions(cluster.admin, sub), ['BadConfiguration/IllegalManagedLabel: Not a legal managed label (set via --managed-namespace-label): not-managed'], 'IllegalManagedLabel');
+    // A managed label nobody provides is removed.
+    await cluster.admin.mergePatch(`/api/v1/namespaces/${sub}`, { metadata: { labels: { 'tier.example.com/extra': 'stray' } } });
+    await eventuallyEqual(async () => (await namespaceLabels(cluster.admin, sub))?.['tier.example.com/extra'], undefined, 'stray managed label removed');
+  });
+
+  it('makes no writes when restarted with everything in place', async () => {
+    const a = await cluster.namespace('steady');
+    const b = await cluster.namespace('steady-child');
+    await setParent(cluster.admin, b, a);
+    await eventuallyEqual(() => treeDepths(cluster.admin, b), { [b]: 0, [a]: 1 }, 'the steady state');
+    await manager.idle();
+    await manager.stop();
+    const versions = async () => {
+      const ns = await cluster.admin.get<{ metadata: { resourceVersion: string } }>('/api/v1/namespaces');
+      const hcs = await cluster.admin.get<{ metadata: { resourceVersion: string } }>('/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations');
+      const anchors = await cluster.admin.get<{ metadata: { resourceVersion: string } }>('/apis/hnc.x-k8s.io/v1alpha2/subnamespaceanchors');
+      return [ns.metadata.resourceVersion, hcs.metadata.resourceVersion, anchors.metadata.resourceVersion];
+    };
+    // A list's resourceVersion moves with any write to that resource anywhere in the cluster.
+    const before = await versions();
+    manager = await startManager('hierarchy-restarted', { excludedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', excluded], managedLabels: ['team', 'tier\\.example\\.com/.*'], managedAnnotations: ['owner'] });
+    await manager.idle();
+    expect(manager.writer.total).toBe(0);
+    expect(await versions()).toEqual(before);
+  });
+});

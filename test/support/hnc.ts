@@ -1,0 +1,71 @@
+// Small verbs over the HNC API for integration tests, so that cases read like their descriptions.
+import { API_VERSION, Kind, Singleton } from '../../core/api/constants.js';
+import type { HierarchyConfiguration, SubnamespaceAnchor } from '../../core/api/types.js';
+import { isNotFound, type KubeClient } from '../../kube/client.js';
+import { hierarchyPath } from '../../controller/hierarchy/reconciler.js';
+import { anchorPath } from '../../controller/anchors/reconciler.js';
+
+export async function getHierarchy(client: KubeClient, ns: string): Promise<HierarchyConfiguration | undefined> {
+  return client.get<HierarchyConfiguration>(hierarchyPath(ns, Singleton.hierarchy)).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
+}
+
+/** Edits a namespace's HierarchyConfiguration (creating it if absent), as a user would. */
+export async function editHierarchy(client: KubeClient, ns: string, edit: (spec: NonNullable<HierarchyConfiguration['spec']>) => void): Promise<void> {
+  for (;;) {
+    const hc = (await getHierarchy(client, ns)) ?? { apiVersion: API_VERSION, kind: Kind.HierarchyConfiguration, metadata: { name: Singleton.hierarchy, namespace: ns } };
+    hc.spec = hc.spec ?? {};
+    edit(hc.spec);
+    try {
+      if (hc.metadata.resourceVersion) await client.replace(hierarchyPath(ns, Singleton.hierarchy), hc);
+      else await client.create(hierarchyPath(ns), hc);
+      return;
+    } catch (err) {
+      // The controller writes the same object (status): retry on a conflict, as kubectl would.
+      if ((err as { code?: number }).code !== 409) throw err;
+    }
+  }
+}
+
+export const setParent = (client: KubeClient, ns: string, parent: string | undefined): Promise<void> =>
+  editHierarchy(client, ns, (spec) => {
+    if (parent) spec.parent = parent;
+    else delete spec.parent;
+  });
+
+export async function createAnchor(client: KubeClient, parent: string, child: string, spec: SubnamespaceAnchor['spec'] = {}): Promise<void> {
+  await client.create(anchorPath(parent, '').replace(/\/$/, ''), { apiVersion: API_VERSION, kind: Kind.SubnamespaceAnchor, metadata: { name: child, namespace: parent }, spec });
+}
+
+export async function getAnchor(client: KubeClient, parent: string, child: string): Promise<SubnamespaceAnchor | undefined> {
+  return client.get<SubnamespaceAnchor>(anchorPath(parent, child)).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
+}
+
+export async function namespaceLabels(client: KubeClient, ns: string): Promise<Record<string, string> | undefined> {
+  const obj = await client.get<{ metadata: { labels?: Record<string, string> } }>(`/api/v1/namespaces/${ns}`).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
+  return obj?.metadata.labels;
+}
+
+/** Only the tree labels of a namespace, as `{ancestor: depth}`. */
+export async function treeDepths(client: KubeClient, ns: string): Promise<Record<string, number> | undefined> {
+  const labels = await namespaceLabels(client, ns);
+  if (!labels) return undefined;
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(labels)) {
+    const m = /^(.+)\.tree\.hnc\.x-k8s\.io\/depth$/.exec(k);
+    if (m) out[m[1]!] = Number(v);
+  }
+  return out;
+}
+
+/** The reasons of a namespace's conditions, as "Type/Reason: message". */
+export async function conditions(client: KubeClient, ns: string): Promise<string[]> {
+  const hc = await getHierarchy(client, ns);
+  return (hc?.status?.conditions ?? []).map((c) => `${c.type}/${c.reason}: ${c.message}`);
+}
+
+export async function namespaceExists(client: KubeClient, ns: string): Promise<boolean> {
+  return client.get(`/api/v1/namespaces/${ns}`).then(
+    () => true,
+    (e: unknown) => (isNotFound(e) ? false : Promise.reject(e)),
+  );
+}
