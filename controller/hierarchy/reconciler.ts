@@ -8,7 +8,7 @@ import { desiredNamespaceMetadata, metadataPatch, planHierarchy } from '../../co
 import type { ReadonlyStore } from '../../kube/watch/store.js';
 import type { Writer } from '../../kube/writer.js';
 import type { Logger } from '../../kube/log.js';
-import type { NamespaceObject } from '../objects.js';
+import type { NamespaceObject } from '../../kube/hierarchy-cache.js';
 
 export const hierarchyPath = (ns: string, name?: string): string =>
   `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${Plural.HierarchyConfiguration}${name ? `/${name}` : ''}`;

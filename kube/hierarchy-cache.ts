@@ -1,0 +1,115 @@
+// The caches the whole manager shares (one reflector per resource) and the hierarchy model they
+// feed. Reconcilers enqueue what the model says is affected; webhooks read the model. Watch
+// handlers only update the model, synchronously, so readers never see it half-updated.
+import { GROUP, Plural, VERSION } from '../core/api/constants.js';
+import type { HierarchyConfiguration, SubnamespaceAnchor } from '../core/api/types.js';
+import { Hierarchy, type Affected } from '../core/hierarchy/hierarchy.js';
+import type { HierarchyPolicy } from '../core/hierarchy/policy.js';
+import type { KubeClient } from './client.js';
+import type { Logger } from './watch/logger.js';
+import { Reflector, stripManagedFields } from './watch/reflector.js';
+import type { KubeObject } from './watch/store.js';
+
+export interface NamespaceObject extends KubeObject {
+  metadata: KubeObject['metadata'] & {
+    name: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    deletionTimestamp?: string;
+  };
+  status?: { phase?: string };
+}
+
+export interface CrdObject extends KubeObject {
+  metadata: KubeObject['metadata'] & { name: string; deletionTimestamp?: string };
+}
+
+const HNC_API = `/apis/${GROUP}/${VERSION}`;
+const CRD_NAMES = { hierarchy: `${Plural.HierarchyConfiguration}.${GROUP}`, anchor: `${Plural.SubnamespaceAnchor}.${GROUP}` };
+
+/** Keep only what the model needs of a CRD: its schema is large and never read here. */
+const crdMetadataOnly = (crd: CrdObject): CrdObject => ({
+  apiVersion: crd.apiVersion,
+  kind: crd.kind,
+  metadata: { name: crd.metadata.name, resourceVersion: crd.metadata.resourceVersion, uid: crd.metadata.uid, deletionTimestamp: crd.metadata.deletionTimestamp },
+});
+
+export class HierarchyCache {
+  readonly hierarchy: Hierarchy;
+  readonly namespaces: Reflector<NamespaceObject>;
+  readonly hierarchies: Reflector<HierarchyConfiguration>;
+  readonly anchors: Reflector<SubnamespaceAnchor>;
+  readonly crds: Reflector<CrdObject>;
+  private readonly listeners = new Set<(affected: Affected) => void>();
+  private isSynced = false;
+  private markSynced!: () => void;
+  /** Resolves once every cache has listed its resource. */
+  readonly whenSynced = new Promise<void>((resolve) => (this.markSynced = resolve));
+
+  constructor(client: KubeClient, policy: HierarchyPolicy, log: Logger & { child(b: object): Logger }) {
+    this.hierarchy = new Hierarchy(policy);
+    const reflector = <T extends KubeObject>(name: string, path: string, transform: (o: T) => T = stripManagedFields) =>
+      new Reflector<T>({ client, path, name, transform, logger: log.child({ reflector: name }) });
+    this.namespaces = reflector<NamespaceObject>('namespaces', '/api/v1/namespaces');
+    this.hierarchies = reflector<HierarchyConfiguration>('hierarchyconfigurations', `${HNC_API}/${Plural.HierarchyConfiguration}`);
+    this.anchors = reflector<SubnamespaceAnchor>('subnamespaceanchors', `${HNC_API}/${Plural.SubnamespaceAnchor}`);
+    this.crds = reflector<CrdObject>('customresourcedefinitions', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crdMetadataOnly);
+    this.wire();
+  }
+
+  /** Called with what each change affects (namespaces and anchor keys). */
+  onAffected(listener: (affected: Affected) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async start(): Promise<void> {
+    const all = [this.namespaces, this.hierarchies, this.anchors, this.crds];
+    for (const r of all) r.start();
+    await Promise.all(all.map((r) => r.synced));
+    this.isSynced = true;
+    this.markSynced();
+  }
+
+  /** True once every cache has listed its resource: before that the forest is incomplete. */
+  get synced(): boolean {
+    return this.isSynced;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.namespaces, this.hierarchies, this.anchors, this.crds].map((r) => r.stop()));
+  }
+
+  private emit(affected: Affected): void {
+    for (const l of this.listeners) l(affected);
+  }
+
+  private wire(): void {
+    const h = this.hierarchy;
+    this.namespaces.addHandler((type, obj) => {
+      const facts = type === 'DELETED' ? undefined : { labels: obj.metadata.labels ?? {}, annotations: obj.metadata.annotations ?? {}, deleting: !!obj.metadata.deletionTimestamp };
+      this.emit(h.setNamespace(obj.metadata.name, facts));
+    });
+    this.hierarchies.addHandler((type, obj) => {
+      const spec = obj.spec ?? {};
+      const facts =
+        type === 'DELETED'
+          ? undefined
+          : { parent: spec.parent || undefined, allowCascadingDeletion: spec.allowCascadingDeletion === true, labels: spec.labels ?? [], annotations: spec.annotations ?? [], deleting: !!obj.metadata.deletionTimestamp };
+      this.emit(h.setHierarchy(obj.metadata.namespace!, facts));
+    });
+    this.anchors.addHandler((type, obj) => {
+      const spec = obj.spec ?? {};
+      const facts = type === 'DELETED' ? undefined : { labels: spec.labels ?? [], annotations: spec.annotations ?? [], deleting: !!obj.metadata.deletionTimestamp };
+      this.emit(h.setAnchor(obj.metadata.namespace!, obj.metadata.name!, facts));
+    });
+    this.crds.addHandler(() => {
+      const deleting = (name: string) => {
+        const crd = this.crds.store.get(name);
+        return !crd || !!crd.metadata.deletionTimestamp;
+      };
+      this.emit(h.setCrdsDeleting({ hierarchy: deleting(CRD_NAMES.hierarchy), anchor: deleting(CRD_NAMES.anchor) }));
+    });
+  }
+}
