@@ -1,0 +1,27 @@
+// SubjectAccessReviews on behalf of the requester: the webhook asks the API server whether the
+// user who made the request may do what the hierarchy change implies (reference §9.3 step 12).
+import type { KubeClient } from '../kube/client.js';
+import type { UserInfo } from './review.js';
+
+export interface ResourceCheck {
+  verb: string;
+  group: string;
+  version?: string;
+  resource: string;
+  namespace?: string;
+}
+
+export async function userCan(client: KubeClient, user: UserInfo, check: ResourceCheck): Promise<boolean> {
+  const review = await client.create<{ status?: { allowed?: boolean } }>('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SubjectAccessReview',
+    spec: {
+      user: user.username,
+      uid: user.uid,
+      groups: user.groups,
+      extra: user.extra,
+      resourceAttributes: { verb: check.verb, group: check.group, version: check.version ?? '*', resource: check.resource, namespace: check.namespace },
+    },
+  });
+  return review.status?.allowed === true;
+}

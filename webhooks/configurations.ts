@@ -1,0 +1,113 @@
+// The webhook configurations, with HNC's names, and the reasoning behind each failure policy:
+// - The mutator only adds the included-namespace label, which the controller also adds: it may
+//   fail open (Ignore) and so never blocks namespace creation when HNC is down.
+// - The namespace, hierarchy, anchor and HNCConfiguration validators fail closed (Fail): letting a
+//   cycle, an unsafe deletion or a takeover through is worse than a short refusal. The namespace
+//   validator skips excluded namespaces (kube-system and friends stay writable with HNC down).
+// - The objects validator matches only the kinds being propagated (rewritten as HNCConfiguration
+//   changes, unlike HNC's match-everything rule) and only included namespaces, with a short timeout.
+import { Label, Webhook, WebhookConfiguration } from '../core/api/constants.js';
+import type { KubeClient } from '../kube/client.js';
+import { applyManifests, type Manifest } from '../kube/apply.js';
+
+/** Where the apiserver reaches the webhooks: a URL (local control plane) or a Service (in a cluster). */
+export type Endpoint = { url: string } | { service: { namespace: string; name: string; port?: number } };
+
+export interface ObjectRule {
+  group: string;
+  resources: string[];
+}
+
+export interface ConfigurationInput {
+  endpoint: Endpoint;
+  caBundle?: string;
+  excludedNamespaces: readonly string[];
+  /** Kinds the objects webhook guards: those being propagated. */
+  objectRules: readonly ObjectRule[];
+}
+
+function clientConfig(endpoint: Endpoint, path: string, caBundle?: string): Record<string, unknown> {
+  const ca = caBundle ? { caBundle: Buffer.from(caBundle).toString('base64') } : {};
+  if ('url' in endpoint) return { url: `${endpoint.url.replace(/\/$/, '')}${path}`, ...ca };
+  return { service: { ...endpoint.service, port: endpoint.service.port ?? 443, path }, ...ca };
+}
+
+const notExcluded = (excluded: readonly string[]) => ({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...excluded].sort() }] });
+
+export function validatingConfiguration(input: ConfigurationInput): Manifest {
+  const common = { sideEffects: 'None', admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent' };
+  const hnc = (resources: string[], operations: string[]) => [{ apiGroups: ['hnc.x-k8s.io'], apiVersions: ['v1alpha2'], operations, resources, scope: '*' }];
+  const webhooks: Record<string, unknown>[] = [
+    {
+      name: Webhook.namespaces.name,
+      clientConfig: clientConfig(input.endpoint, Webhook.namespaces.path, input.caBundle),
+      rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['namespaces'], scope: '*' }],
+      namespaceSelector: notExcluded(input.excludedNamespaces),
+      failurePolicy: 'Fail',
+      timeoutSeconds: 5,
+      ...common,
+    },
+    {
+      name: Webhook.hierarchyConfigurations.name,
+      clientConfig: clientConfig(input.endpoint, Webhook.hierarchyConfigurations.path, input.caBundle),
+      rules: hnc(['hierarchyconfigurations'], ['CREATE', 'UPDATE']),
+      failurePolicy: 'Fail',
+      timeoutSeconds: 5,
+      ...common,
+    },
+    {
+      name: Webhook.subnamespaceAnchors.name,
+      clientConfig: clientConfig(input.endpoint, Webhook.subnamespaceAnchors.path, input.caBundle),
+      rules: hnc(['subnamespaceanchors'], ['CREATE', 'UPDATE', 'DELETE']),
+      failurePolicy: 'Fail',
+      timeoutSeconds: 5,
+      ...common,
+    },
+    {
+      name: Webhook.hncConfigurations.name,
+      clientConfig: clientConfig(input.endpoint, Webhook.hncConfigurations.path, input.caBundle),
+      rules: hnc(['hncconfigurations'], ['CREATE', 'UPDATE', 'DELETE']),
+      failurePolicy: 'Fail',
+      timeoutSeconds: 5,
+      ...common,
+    },
+    {
+      name: Webhook.objects.name,
+      clientConfig: clientConfig(input.endpoint, Webhook.objects.path, input.caBundle),
+      rules: input.objectRules
+        .filter((r) => r.resources.length)
+        .map((r) => ({ apiGroups: [r.group], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: [...r.resources].sort(), scope: 'Namespaced' })),
+      namespaceSelector: { matchLabels: { [Label.includedNamespace]: 'true' } },
+      failurePolicy: 'Fail',
+      timeoutSeconds: 2,
+      ...common,
+    },
+  ];
+  return { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: WebhookConfiguration.validating }, webhooks };
+}
+
+export function mutatingConfiguration(input: ConfigurationInput): Manifest {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: WebhookConfiguration.mutating },
+    webhooks: [
+      {
+        name: Webhook.namespaceMutator.name,
+        clientConfig: clientConfig(input.endpoint, Webhook.namespaceMutator.path, input.caBundle),
+        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['namespaces'], scope: '*' }],
+        namespaceSelector: notExcluded(input.excludedNamespaces),
+        failurePolicy: 'Ignore',
+        timeoutSeconds: 2,
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+        reinvocationPolicy: 'Never',
+      },
+    ],
+  };
+}
+
+/** Writes both configurations by server-side apply (a no-op when nothing changed). */
+export async function applyConfigurations(client: KubeClient, input: ConfigurationInput): Promise<void> {
+  await applyManifests(client, [mutatingConfiguration(input), validatingConfiguration(input)]);
+}

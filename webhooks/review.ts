@@ -1,0 +1,77 @@
+// AdmissionReview v1: decoding requests defensively (a malformed review is a 400, never a crash)
+// and encoding answers that always echo the uid and carry an explicit status.
+export interface UserInfo {
+  username: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+export interface AdmissionRequest {
+  uid: string;
+  kind: { group: string; version: string; kind: string };
+  resource: { group: string; version: string; resource: string };
+  subResource?: string;
+  name?: string;
+  namespace?: string;
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  userInfo: UserInfo;
+  object?: Record<string, unknown> | null;
+  oldObject?: Record<string, unknown> | null;
+  dryRun?: boolean;
+}
+
+export interface JsonPatchOp {
+  op: 'add' | 'replace' | 'remove';
+  path: string;
+  value?: unknown;
+}
+
+/** What a handler decides; the server turns it into an AdmissionResponse. */
+export type Verdict =
+  | { allowed: true; warnings?: string[]; patch?: JsonPatchOp[] }
+  | { allowed: false; code: number; reason: string; message: string; warnings?: string[] };
+
+export class BadReview extends Error {
+  override name = 'BadReview';
+}
+
+const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
+
+export function decodeReview(body: string): AdmissionRequest {
+  let review: unknown;
+  try {
+    review = JSON.parse(body);
+  } catch (err) {
+    throw new BadReview(`the body is not JSON: ${(err as Error).message}`);
+  }
+  const r = review as { apiVersion?: unknown; kind?: unknown; request?: Partial<AdmissionRequest> };
+  if (!r || typeof r !== 'object' || r.kind !== 'AdmissionReview') throw new BadReview('the body is not an AdmissionReview');
+  if (r.apiVersion !== 'admission.k8s.io/v1') throw new BadReview(`unsupported AdmissionReview version ${JSON.stringify(r.apiVersion)}; only admission.k8s.io/v1 is served`);
+  const req = r.request;
+  if (!req || typeof req !== 'object') throw new BadReview('the AdmissionReview has no request');
+  if (typeof req.uid !== 'string' || !req.uid) throw new BadReview('the request has no uid');
+  if (typeof req.operation !== 'string' || !OPERATIONS.has(req.operation)) throw new BadReview(`unknown operation ${JSON.stringify(req.operation)}`);
+  if (!req.userInfo || typeof req.userInfo.username !== 'string') throw new BadReview('the request has no userInfo.username');
+  if (!req.kind || typeof req.kind.kind !== 'string' || !req.resource || typeof req.resource.resource !== 'string') throw new BadReview('the request has no kind or resource');
+  for (const f of ['object', 'oldObject'] as const) {
+    const o = req[f];
+    if (o !== undefined && o !== null && (typeof o !== 'object' || Array.isArray(o))) throw new BadReview(`request.${f} is not an object`);
+  }
+  return req as AdmissionRequest;
+}
+
+export function encodeResponse(uid: string, verdict: Verdict): string {
+  const response: Record<string, unknown> = { uid, allowed: verdict.allowed };
+  if (verdict.allowed) {
+    response.status = { code: 200, metadata: {} };
+    if (verdict.patch?.length) {
+      response.patchType = 'JSONPatch';
+      response.patch = Buffer.from(JSON.stringify(verdict.patch)).toString('base64');
+    }
+  } else {
+    response.status = { metadata: {}, status: 'Failure', code: verdict.code, reason: verdict.reason, message: verdict.message };
+  }
+  if (verdict.warnings?.length) response.warnings = verdict.warnings;
+  return JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response });
+}
