@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { LocalControlPlane, ControlPlaneError, defaultStateDir } from '../test/control-plane/index.js';
 import { KubeClient, ApiError } from '../kube/client.js';
-import { installCrds, installManagerRbac, loadCrds, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
+import { installCrds, installRbac, loadCrds, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
 import { Manager } from '../controller/manager.js';
 import { FlagError, MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom } from '../controller/flags.js';
 import { PolicyError } from '../core/hierarchy/policy.js';
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     cp = await LocalControlPlane.start(flags.ephemeral ? {} : { stateDir: flags['state-dir'] ?? defaultStateDir(), persistent: true });
     client = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
     await installCrds(client);
-    await installManagerRbac(client);
+    await installRbac(client);
     managerClient = await KubeClient.fromKubeconfig((await cp.mintUser(MANAGER_USER, MANAGER_GROUPS)).kubeconfigPath);
     process.stderr.write(`local control plane ready in ${cp.startSeconds.toFixed(1)} s at ${cp.server} (state in ${cp.stateDir})\n`);
     if (cp.binaries.kubectl) process.stderr.write(`a kubectl of the same version: ${cp.binaries.kubectl}\n`);

@@ -9,6 +9,7 @@ import { applyManifests, readManifests, type Manifest } from './apply.js';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CRD_DIR = join(ROOT, 'crds');
 export const MANAGER_RBAC = join(ROOT, 'deploy', 'rbac', 'manager.yaml');
+export const AGGREGATED_ROLES = join(ROOT, 'deploy', 'rbac', 'aggregated-roles.yaml');
 
 /** The manager's identity: a service account, as in a cluster, so webhooks can exempt it. */
 export const MANAGER_SERVICE_ACCOUNT = { namespace: 'hnc-system', name: 'hnc-controller-manager' } as const;
@@ -39,6 +40,7 @@ export async function installCrds(client: KubeClient, opts: { dir?: string; time
   return crds.map((c) => c.metadata.name);
 }
 
-export async function installManagerRbac(client: KubeClient): Promise<void> {
-  await applyManifests(client, readManifests(MANAGER_RBAC));
+/** The manager's identity and ClusterRole, and HNC's kinds in the admin/edit/view roles. */
+export async function installRbac(client: KubeClient): Promise<void> {
+  await applyManifests(client, readManifests(MANAGER_RBAC, AGGREGATED_ROLES));
 }

@@ -85,7 +85,9 @@ export interface KubectlResult {
 /** Runs the real kubectl as the given kubeconfig's user; never throws on a non-zero exit. */
 export function kubectl(kubeconfigPath: string, args: string[], input?: string): Promise<KubectlResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(inject('kubectl'), args, { env: { ...process.env, KUBECONFIG: kubeconfigPath }, stdio: ['pipe', 'pipe', 'pipe'] });
+    // PATH leads with the built kubectl-hns, so `kubectl hns ...` runs through kubectl's plugin lookup.
+    const env = { ...process.env, KUBECONFIG: kubeconfigPath, PATH: `${inject('pluginDir')}:${process.env.PATH ?? ''}`, NO_COLOR: '1' };
+    const child = spawn(inject('kubectl'), args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -1,0 +1,84 @@
+// The admission server's contract with the apiserver, over real HTTPS on 127.0.0.1.
+import { afterEach, describe, expect, it } from 'vitest';
+import https from 'node:https';
+import { CertificateAuthority } from '../kube/pki.js';
+import { noopLogger } from '../kube/watch/logger.js';
+import { NOT_READY_MESSAGE, WebhookServer } from './server.js';
+import type { Verdict } from './review.js';
+
+let server: WebhookServer | undefined;
+afterEach(async () => {
+  await server?.stop();
+  server = undefined;
+});
+
+async function serve(ready: boolean, handler: () => Verdict | Promise<Verdict>) {
+  const ca = await CertificateAuthority.create('test-ca');
+  const pair = await ca.issue({ commonName: 'webhook', usage: 'server', ips: ['127.0.0.1'] });
+  server = new WebhookServer({ host: '127.0.0.1', port: 0, cert: pair.cert, key: pair.key, isReady: () => ready, allowWhileStarting: new Set(['/mutate']), logger: { ...noopLogger, info: () => undefined } as never });
+  server.route('/validate', handler).route('/mutate', handler);
+  const port = await server.start();
+  return (path: string, body: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = https.request({ host: '127.0.0.1', port, path, method: 'POST', ca: ca.certPem, headers: { 'content-type': 'application/json' } }, (res) => {
+        let b = '';
+        res.on('data', (c: Buffer) => (b += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+}
+
+const review = (uid = 'u-1') =>
+  JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: { uid, kind: { group: '', version: 'v1', kind: 'Namespace' }, resource: { group: '', version: 'v1', resource: 'namespaces' }, name: 'x', operation: 'CREATE', userInfo: { username: 'alice' }, object: { metadata: { name: 'x' } } },
+  });
+
+describe('WebhookServer', () => {
+  it('echoes the uid and sets an explicit status on a denial', async () => {
+    const post = await serve(true, () => ({ allowed: false, code: 403, reason: 'Forbidden', message: 'namespaces "x" is forbidden: no' }));
+    const res = await post('/validate', review('abc'));
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body).response).toEqual({ uid: 'abc', allowed: false, status: { metadata: {}, status: 'Failure', code: 403, reason: 'Forbidden', message: 'namespaces "x" is forbidden: no' } });
+  });
+
+  it('encodes a JSON patch for a mutation', async () => {
+    const post = await serve(true, () => ({ allowed: true, patch: [{ op: 'add', path: '/metadata/labels/a', value: 'b' }] }));
+    const r = JSON.parse((await post('/mutate', review())).body).response;
+    expect(r.patchType).toBe('JSONPatch');
+    expect(JSON.parse(Buffer.from(r.patch, 'base64').toString())).toEqual([{ op: 'add', path: '/metadata/labels/a', value: 'b' }]);
+  });
+
+  it('answers a malformed review with 400, and keeps serving', async () => {
+    const post = await serve(true, () => ({ allowed: true }));
+    expect((await post('/validate', '{not json')).status).toBe(400);
+    expect((await post('/validate', JSON.stringify({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', request: { uid: 'x' } }))).status).toBe(400);
+    expect((await post('/validate', JSON.stringify({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1beta1', request: {} }))).body).toContain('only admission.k8s.io/v1 is served');
+    expect(JSON.parse((await post('/validate', review())).body).response.allowed).toBe(true);
+  });
+
+  it('answers 503 with a clear message until ready, but lets the mutator allow', async () => {
+    const post = await serve(false, () => ({ allowed: true }));
+    const v = JSON.parse((await post('/validate', review())).body).response;
+    expect(v.allowed).toBe(false);
+    expect(v.status.code).toBe(503);
+    expect(v.status.message).toBe(NOT_READY_MESSAGE);
+    expect(JSON.parse((await post('/mutate', review())).body).response.allowed).toBe(true);
+  });
+
+  it('turns a handler that throws into a 500 denial, not a crash', async () => {
+    const post = await serve(true, () => {
+      throw new Error('boom');
+    });
+    const v = JSON.parse((await post('/validate', review())).body).response;
+    expect(v.status).toMatchObject({ code: 500, reason: 'InternalError', message: 'Internal error occurred: boom' });
+  });
+
+  it('answers 404 for an unknown path', async () => {
+    const post = await serve(true, () => ({ allowed: true }));
+    expect((await post('/nope', review())).status).toBe(404);
+  });
+});
