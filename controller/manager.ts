@@ -9,6 +9,9 @@ import { createLogger, type Logger } from '../kube/log.js';
 import { WorkQueue } from '../kube/watch/workqueue.js';
 import { Writer } from '../kube/writer.js';
 import { AnchorReconciler } from './anchors/reconciler.js';
+import { ConfigController } from './config/reconciler.js';
+import { EventRecorder } from '../kube/events.js';
+import type { PropagationOptions } from '../core/propagation/decide.js';
 import { HierarchyReconciler } from './hierarchy/reconciler.js';
 
 export interface ManagerOptions {
@@ -21,6 +24,8 @@ export interface ManagerOptions {
   workers?: number;
   /** Client-side write QPS limit (default 50; burst 1.5x). */
   qps?: number;
+  /** What is never copied or propagated (--unpropagated-label/annotation, --nopropagation-label). */
+  propagation?: PropagationOptions;
 }
 
 export class Manager {
@@ -32,6 +37,7 @@ export class Manager {
     anchors: new WorkQueue({ name: 'anchors', itemBackoff: { initialMs: 50, maxMs: 30_000 } }),
   };
   private readonly ownsCache: boolean;
+  readonly config: ConfigController;
 
   constructor(private readonly opts: ManagerOptions) {
     this.log = opts.logger ?? createLogger({ name: 'hnc-manager' });
@@ -39,6 +45,8 @@ export class Manager {
     this.cache = opts.cache ?? new HierarchyCache(opts.client, opts.policy ?? new HierarchyPolicy(), this.log);
     this.writer = new Writer(opts.client, { qps: opts.qps });
     this.cache.onAffected((a) => this.enqueue(a));
+    const events = new EventRecorder(opts.client, this.log);
+    this.config = new ConfigController({ client: opts.client, cache: this.cache, writer: this.writer, events, log: this.log.child({ reconciler: 'objects' }), workers: opts.workers ?? 10, options: opts.propagation });
   }
 
   get hierarchy() {
@@ -54,12 +62,14 @@ export class Manager {
     const anchors = new AnchorReconciler(this.hierarchy, this.cache.anchors.store, this.writer, this.log.child({ reconciler: 'anchor' }));
     this.queues.namespaces.run((key) => this.guard('hierarchy', key, () => hierarchy.reconcile(key)), workers);
     this.queues.anchors.run((key) => this.guard('anchor', key, () => anchors.reconcile(key)), workers);
+    await this.config.start();
     this.log.info({ namespaces: this.hierarchy.namespaceNames().length }, 'caches synced; reconcilers running');
   }
 
   /** Stops taking work, lets in-flight reconciles finish, and stops the caches (if ours). */
   async stop(): Promise<void> {
     await Promise.all(Object.values(this.queues).map((q) => q.shutdown()));
+    await this.config.stop();
     if (this.ownsCache) await this.cache.stop();
   }
 
@@ -67,6 +77,7 @@ export class Manager {
   async idle(timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     const busy = () =>
+      !this.config.isIdle() ||
       Object.values(this.queues).some((q) => {
         const s = q.stats();
         return s.depth + s.processing + s.delayed > 0;

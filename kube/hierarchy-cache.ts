@@ -72,6 +72,11 @@ export class HierarchyCache {
     this.markSynced();
   }
 
+  /** Changes the model from outside the watches (e.g. propagation conflicts) and tells listeners. */
+  update(change: (h: Hierarchy) => Affected): void {
+    this.emit(change(this.hierarchy));
+  }
+
   /** True once every cache has listed its resource: before that the forest is incomplete. */
   get synced(): boolean {
     return this.isSynced;

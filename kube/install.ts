@@ -41,6 +41,15 @@ export async function installCrds(client: KubeClient, opts: { dir?: string; time
 }
 
 /** The manager's identity and ClusterRole, and HNC's kinds in the admin/edit/view roles. */
-export async function installRbac(client: KubeClient): Promise<void> {
+export async function installRbac(client: KubeClient, timeoutMs = 60_000): Promise<void> {
   await applyManifests(client, readManifests(MANAGER_RBAC, AGGREGATED_ROLES));
+  // The manager's role is an aggregate: wait until the aggregation controller has filled it in.
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const role = await client.get<{ rules?: Array<{ resources?: string[] }> }>('/apis/rbac.authorization.k8s.io/v1/clusterroles/hnc-manager-role');
+    const resources = new Set((role.rules ?? []).flatMap((r) => r.resources ?? []));
+    if (resources.has('namespaces') && resources.has('rolebindings')) return;
+    if (Date.now() > deadline) throw new Error('ClusterRole hnc-manager-role was not aggregated in time (is the clusterrole-aggregation controller running?)');
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

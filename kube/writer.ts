@@ -42,8 +42,10 @@ export class Writer {
     return this.write<T>('patch', 'PATCH', path, { body: patch, contentType: 'application/merge-patch+json' });
   }
 
-  delete<T>(path: string, query?: RequestOptions['query']): Promise<T> {
-    return this.write<T>('delete', 'DELETE', path, { query });
+  /** With preconditions, the object is deleted only if it still has that uid and resourceVersion. */
+  delete<T>(path: string, opts: { query?: RequestOptions['query']; preconditions?: { uid?: string; resourceVersion?: string } } = {}): Promise<T> {
+    const body = opts.preconditions ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: opts.preconditions } : undefined;
+    return this.write<T>('delete', 'DELETE', path, { query: opts.query, body });
   }
 
   private async write<T>(verb: WriteVerb, method: string, path: string, opts: RequestOptions): Promise<T> {

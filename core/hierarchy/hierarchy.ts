@@ -43,6 +43,19 @@ export interface Affected {
 
 export const anchorKey = (parent: string, child: string): string => `${parent}/${child}`;
 
+/**
+ * hnc-ts's own condition (HNC had none: it overwrote the user's object): a source could not be
+ * propagated into the namespace because an object of the same name that HNC did not create is
+ * there. It halts nothing.
+ */
+export const ObjectConflictCondition = { type: 'ObjectConflict', reason: 'CannotPropagateObject' } as const;
+
+export function objectConflictMessage(descriptions: readonly string[]): string {
+  const shown = descriptions.slice(0, 5).join('; ');
+  const more = descriptions.length > 5 ? `; and ${descriptions.length - 5} more` : '';
+  return `Not overwriting objects HNC did not create: ${shown}${more}. Rename or remove them to receive the propagated objects`;
+}
+
 export class Hierarchy {
   readonly forest = new Forest();
   private readonly namespaces = new Map<string, NamespaceFacts>();
@@ -52,6 +65,8 @@ export class Hierarchy {
   /** Namespaces holding an anchor of a given name, to find the anchors a namespace concerns. */
   private readonly anchorParents = new Map<string, Set<string>>();
   private crdsDeleting = { hierarchy: false, anchor: false };
+  /** Objects not propagated into a namespace because a user's object holds the name, by type. */
+  private readonly objectConflicts = new Map<string, Map<string, readonly string[]>>();
 
   constructor(readonly policy: HierarchyPolicy) {}
 
@@ -109,6 +124,23 @@ export class Hierarchy {
     if (state.hierarchy !== this.crdsDeleting.hierarchy) for (const ns of this.namespaces.keys()) affected.namespaces.add(ns);
     if (state.anchor !== this.crdsDeleting.anchor) for (const [p, m] of this.anchors) for (const c of m.keys()) affected.anchors.add(anchorKey(p, c));
     this.crdsDeleting = { ...state };
+    return affected;
+  }
+
+  /**
+   * Records the user objects of one type that block propagation into a namespace (beyond HNC,
+   * which overwrote them). `descriptions` are ready-made texts; an empty list clears the type.
+   */
+  setObjectConflicts(ns: string, type: string, descriptions: readonly string[]): Affected {
+    const affected = emptyAffected();
+    const inNs = this.objectConflicts.get(ns) ?? new Map<string, readonly string[]>();
+    const before = inNs.get(type) ?? [];
+    if (before.length === descriptions.length && before.every((d, i) => d === descriptions[i])) return affected;
+    if (descriptions.length) inNs.set(type, [...descriptions]);
+    else inNs.delete(type);
+    if (inNs.size) this.objectConflicts.set(ns, inNs);
+    else this.objectConflicts.delete(ns);
+    affected.namespaces.add(ns);
     return affected;
   }
 
@@ -192,6 +224,8 @@ export class Hierarchy {
     }
     const cycle = this.forest.cycleText(ns);
     if (cycle !== undefined) set(ConditionType.ActivitiesHalted, NamespaceReason.InCycle, `Namespace is a member of the cycle: ${cycle}`);
+    const conflicts = [...(this.objectConflicts.get(ns)?.values() ?? [])].flat().sort();
+    if (conflicts.length) set(ObjectConflictCondition.type, ObjectConflictCondition.reason, objectConflictMessage(conflicts));
     for (const key of this.illegalManaged(ns, 'labels')) {
       set(ConditionType.BadConfiguration, NamespaceReason.IllegalManagedLabel, `Not a legal managed label (set via --managed-namespace-label): ${key}`);
     }

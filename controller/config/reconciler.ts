@@ -1,0 +1,153 @@
+// The HNCConfiguration reconciler (reference §7): keeps the singleton `config`, resolves its types
+// through discovery, runs one propagator per type (started, re-moded and stopped without a
+// restart), and reports status. Status is written only when it changes.
+import { API_VERSION, GROUP, Kind, Plural, Singleton, VERSION } from '../../core/api/constants.js';
+import type { HNCConfiguration } from '../../core/api/types.js';
+import { configStatus, namespaceConditionSummary, resolveConfig, type ConfiguredType, type Resolve, type TypeInfo } from '../../core/config/plan.js';
+import { jsonEqual } from '../../core/util/equal.js';
+import type { PropagationOptions } from '../../core/propagation/decide.js';
+import { isAlreadyExists, isNotFound, type KubeClient } from '../../kube/client.js';
+import { Discovery } from '../../kube/discovery.js';
+import type { EventRecorder } from '../../kube/events.js';
+import type { HierarchyCache } from '../../kube/hierarchy-cache.js';
+import type { Logger } from '../../kube/log.js';
+import { Reflector } from '../../kube/watch/reflector.js';
+import { WorkQueue } from '../../kube/watch/workqueue.js';
+import type { Writer } from '../../kube/writer.js';
+import { TypePropagator, typeKey } from '../objects/propagator.js';
+
+const CONFIG_PATH = `/apis/${GROUP}/${VERSION}/${Plural.HNCConfiguration}`;
+const KEY = Singleton.config;
+/** Coalesces status updates (counts, namespace condition summaries) into one write. */
+const STATUS_DELAY_MS = 1000;
+/** Types that did not resolve (a CRD not installed yet) are retried this often. */
+const RESYNC_MS = 30_000;
+
+export interface ConfigDeps {
+  client: KubeClient;
+  cache: HierarchyCache;
+  writer: Writer;
+  events: EventRecorder;
+  log: Logger;
+  workers: number;
+  options?: PropagationOptions;
+}
+
+export class ConfigController {
+  private readonly reflector: Reflector<HNCConfiguration>;
+  private readonly queue = new WorkQueue({ name: 'hncconfiguration', itemBackoff: { initialMs: 100, maxMs: 30_000 } });
+  private readonly discovery: Discovery;
+  readonly propagators = new Map<string, TypePropagator>();
+  private readonly typeListeners = new Set<(types: ConfiguredType[]) => void>();
+  private lastTypes: ConfiguredType[] = [];
+  private timer?: ReturnType<typeof setInterval>;
+
+  constructor(private readonly deps: ConfigDeps) {
+    this.discovery = new Discovery(deps.client);
+    this.reflector = new Reflector<HNCConfiguration>({ client: deps.client, path: CONFIG_PATH, name: 'hncconfigurations', logger: deps.log });
+    this.reflector.addHandler(() => this.queue.add(KEY));
+    deps.cache.onAffected((a) => {
+      for (const p of this.propagators.values()) p.namespacesChanged(a.namespaces);
+      if (a.namespaces.size) this.queue.addAfter(KEY, STATUS_DELAY_MS);
+    });
+  }
+
+  /** Called with the configured types whenever they change (the objects webhook's rules). */
+  onTypes(listener: (types: ConfiguredType[]) => void): void {
+    this.typeListeners.add(listener);
+    listener(this.lastTypes);
+  }
+
+  async start(): Promise<void> {
+    this.reflector.start();
+    await this.reflector.synced;
+    this.queue.run(() => this.reconcile(), 1);
+    this.queue.add(KEY);
+    this.timer = setInterval(() => this.queue.add(KEY), RESYNC_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.queue.shutdown();
+    await Promise.all([...this.propagators.values()].map((p) => p.stop()));
+    await this.reflector.stop();
+  }
+
+  isIdle(): boolean {
+    const s = this.queue.stats();
+    return s.depth + s.processing === 0 && [...this.propagators.values()].every((p) => p.isIdle());
+  }
+
+  private async reconcile(): Promise<void> {
+    let config = this.reflector.store.get(KEY);
+    if (!config) {
+      if (this.deps.cache.crds.store.get(`${Plural.HNCConfiguration}.${GROUP}`)?.metadata.deletionTimestamp) return;
+      try {
+        config = await this.deps.writer.create<HNCConfiguration>(CONFIG_PATH, { apiVersion: API_VERSION, kind: Kind.HNCConfiguration, metadata: { name: KEY }, spec: {} });
+        this.deps.log.info({ name: KEY }, 'created the HNCConfiguration');
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        return; // the watch brings it
+      }
+    }
+    const resolved = resolveConfig(config, await this.resolver(config));
+    await this.syncPropagators(resolved.types);
+    const counts = (t: ConfiguredType) => {
+      const p = this.propagators.get(typeKey(t));
+      return { propagated: p?.numPropagated ?? 0, sources: p?.numSources ?? 0 };
+    };
+    const status = configStatus(resolved, counts, namespaceConditionSummary(this.deps.cache.hierarchy), config.status, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+    if (jsonEqual(status, config.status ?? {})) return;
+    try {
+      await this.deps.writer.replace(`${CONFIG_PATH}/${KEY}`, { ...config, status });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  private async syncPropagators(types: ConfiguredType[]): Promise<void> {
+    const wanted = new Map(types.map((t) => [typeKey(t), t]));
+    for (const [key, p] of this.propagators) {
+      const t = wanted.get(key);
+      // A type that left the configuration is no longer handled; its copies stay (as HNC's Ignore).
+      if (!t || t.version !== p.type.version) {
+        this.propagators.delete(key);
+        await p.stop();
+        this.deps.log.info({ type: key }, 'stopped propagating type');
+      } else p.setMode(t.mode);
+    }
+    for (const [key, t] of wanted) {
+      if (this.propagators.has(key)) continue;
+      const p = new TypePropagator(t, { ...this.deps, log: this.deps.log.child({ type: key }), onCounts: () => this.queue.addAfter(KEY, STATUS_DELAY_MS) });
+      this.propagators.set(key, p);
+      await p.start();
+      this.deps.log.info({ type: key, mode: t.mode }, 'propagating type');
+    }
+    if (!jsonEqual(types, this.lastTypes)) {
+      this.lastTypes = types;
+      for (const l of this.typeListeners) l(types);
+    }
+  }
+
+  /** Discovery answers for every group the configuration names, as a synchronous resolver. */
+  private async resolver(config: HNCConfiguration): Promise<Resolve> {
+    this.discovery.forget();
+    const groups = new Set(['rbac.authorization.k8s.io', ...(config.spec?.resources ?? []).map((r) => r.group ?? '')]);
+    const byGroup = new Map<string, TypeInfo[] | string>();
+    for (const group of groups) {
+      try {
+        const version = group === '' ? 'v1' : (await this.deps.client.get<{ preferredVersion?: { version: string } }>(`/apis/${group}`)).preferredVersion?.version;
+        if (!version) throw new Error(`no preferred version for group "${group}"`);
+        byGroup.set(group, (await this.discovery.resources(group, version)).map((r) => ({ group, version, resource: r.resource, kind: r.kind, namespaced: r.namespaced })));
+      } catch (err) {
+        byGroup.set(group, isNotFound(err) ? '' : (err as Error).message);
+      }
+    }
+    return (group, resource) => {
+      const found = byGroup.get(group);
+      const hit = Array.isArray(found) ? found.find((r) => r.resource === resource) : undefined;
+      return hit ?? { error: typeof found === 'string' && found ? found : `no matches for ${group}/, Resource=${resource}` };
+    };
+  }
+}

@@ -1,0 +1,228 @@
+// The canonical form of a propagated copy (reference §5.6), the comparison that decides whether an
+// existing copy must be rewritten, and when a rewrite must be a delete-and-create.
+//
+// A copy holds everything of its source except `status` and `metadata`; of the metadata only the
+// name, labels and annotations, minus:
+// * every key whose prefix (the text before the first "/") ends with `hnc.x-k8s.io` (tree labels,
+//   HNC's own keys, the selector annotations);
+// * the keys an administrator lists as never copied (HNC's --unpropagated-label/annotation, and
+//   DEFAULT_NEVER_COPIED_KEYS below, which keep GitOps tools from claiming copies).
+// `app.kubernetes.io/managed-by` is forced to `hnc.x-k8s.io`, and the label
+// `hnc.x-k8s.io/inherited-from` names the source's namespace: its presence is what makes an object
+// a copy, and the controller updates or deletes nothing without it.
+import { GROUP, Label, MANAGED_BY_VALUE, RBAC_GROUP } from '../api/constants.js';
+import type { ObjectMeta } from '../api/types.js';
+import { jsonEqual } from '../util/equal.js';
+
+/** Any namespaced Kubernetes object as JSON. Only the fields propagation reads are typed. */
+export interface PropagatableObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta & { ownerReferences?: unknown[]; managedFields?: unknown[]; generateName?: string };
+}
+
+type Json = Record<string, unknown>;
+
+/** The group and kind of a propagated type; the group is '' for the core API. */
+export interface TypeRef {
+  readonly group: string;
+  readonly kind: string;
+}
+
+/**
+ * Keys never copied by default, as labels or annotations, with why. Each one is how a deployment
+ * tool recognises the objects it manages; on a copy it would make the tool treat the copy as its
+ * own: prune it (HNC recreates it, and the two fight forever), report drift, or adopt it.
+ */
+export const DEFAULT_NEVER_COPIED_KEYS: readonly { readonly key: string; readonly reason: string }[] = [
+  {
+    key: 'app.kubernetes.io/instance',
+    reason:
+      "Argo CD's default tracking label (label tracking, the default before Argo CD 3.0): a copy carrying it belongs to the Application, which prunes it or shows it OutOfSync. Helm charts also set it; a copy needs neither meaning.",
+  },
+  {
+    key: 'argocd.argoproj.io/instance',
+    reason: "The tracking label Argo CD's documentation suggests instead of app.kubernetes.io/instance (application.instanceLabelKey); same effect.",
+  },
+  {
+    key: 'argocd.argoproj.io/tracking-id',
+    reason: "Argo CD's tracking annotation (annotation tracking, the default since Argo CD 3.0): names the Application that owns the object.",
+  },
+  {
+    key: 'kustomize.toolkit.fluxcd.io/name',
+    reason: "Flux kustomize-controller's ownership label: objects carrying it are taken as the Kustomization's, and Flux has pruned objects that merely copied it (fluxcd/kustomize-controller#192, #410).",
+  },
+  { key: 'kustomize.toolkit.fluxcd.io/namespace', reason: 'The other half of the Flux Kustomization ownership label pair.' },
+  {
+    key: 'kustomize.toolkit.fluxcd.io/checksum',
+    reason: 'Annotation older Flux versions used, with the labels above, to decide which objects to garbage-collect.',
+  },
+  { key: 'helm.toolkit.fluxcd.io/name', reason: "Flux helm-controller's ownership label: ties the object to a HelmRelease." },
+  { key: 'helm.toolkit.fluxcd.io/namespace', reason: 'The other half of the Flux HelmRelease ownership label pair.' },
+  {
+    key: 'meta.helm.sh/release-name',
+    reason: "Helm's ownership annotation: Helm adopts and overwrites an existing object whose release annotations match, so a copy must not claim the source's release.",
+  },
+  { key: 'meta.helm.sh/release-namespace', reason: "The other half of Helm's ownership annotation pair." },
+  {
+    key: 'kapp.k14s.io/app',
+    reason: "Carvel kapp finds an app's objects by this label across all namespaces, and deletes those not in its configuration.",
+  },
+  { key: 'kapp.k14s.io/association', reason: "kapp's per-resource association label, used with kapp.k14s.io/app." },
+  {
+    key: 'kubectl.kubernetes.io/last-applied-configuration',
+    reason:
+      "Records what a client applied to the source (with the source's namespace). On a copy it is false, and kubectl apply or an Argo CD diff would compute three-way merges against a configuration never applied to it.",
+  },
+];
+
+/** Matches metadata keys: exact keys, or `prefix/*` for every key under a prefix. */
+export class KeySet {
+  private readonly exact = new Set<string>();
+  private readonly prefixes: string[] = [];
+
+  constructor(keys: Iterable<string> = []) {
+    for (const k of keys) {
+      if (k.endsWith('/*')) this.prefixes.push(k.slice(0, -1));
+      else this.exact.add(k);
+    }
+  }
+
+  has(key: string): boolean {
+    return this.exact.has(key) || this.prefixes.some((p) => key.startsWith(p));
+  }
+}
+
+/** Which labels and annotations of a source are not copied, beyond HNC's own keys. */
+export interface CopyPolicy {
+  readonly labels: KeySet;
+  readonly annotations: KeySet;
+}
+
+export interface CopyPolicyOptions {
+  /** Keys never copied, as labels or annotations (exact or `prefix/*`). Default: DEFAULT_NEVER_COPIED_KEYS. */
+  neverCopied?: readonly string[];
+  /** HNC's --unpropagated-label: label keys not copied. */
+  unpropagatedLabels?: readonly string[];
+  /** HNC's --unpropagated-annotation: annotation keys not copied. */
+  unpropagatedAnnotations?: readonly string[];
+}
+
+export function copyPolicy(opts: CopyPolicyOptions = {}): CopyPolicy {
+  const never = opts.neverCopied ?? DEFAULT_NEVER_COPIED_KEYS.map((k) => k.key);
+  return {
+    labels: new KeySet([...never, ...(opts.unpropagatedLabels ?? [])]),
+    annotations: new KeySet([...never, ...(opts.unpropagatedAnnotations ?? [])]),
+  };
+}
+
+export const DEFAULT_COPY_POLICY: CopyPolicy = copyPolicy();
+
+/** HNC's own keys: the prefix (text before the first "/", or the whole key) ends with the group. */
+export function isHncKey(key: string): boolean {
+  const slash = key.indexOf('/');
+  return (slash < 0 ? key : key.slice(0, slash)).endsWith(GROUP);
+}
+
+/** True if the object is a copy made by HNC (it carries the inherited-from label, any value). */
+export function isCopy(obj: PropagatableObject): boolean {
+  return obj.metadata?.labels?.[Label.inheritedFrom] !== undefined;
+}
+
+/** The source namespace a copy names, or undefined for a source. */
+export function inheritedFrom(obj: PropagatableObject): string | undefined {
+  return obj.metadata?.labels?.[Label.inheritedFrom];
+}
+
+function filtered(map: Readonly<Record<string, string>> | undefined, drop: (k: string) => boolean): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(map ?? {})) if (!drop(k)) out[k] = v;
+  return out;
+}
+
+const nonEmpty = (m: Record<string, string>): Record<string, string> | undefined => (Object.keys(m).length > 0 ? m : undefined);
+
+/** Everything but metadata and status, deep-copied. */
+function body(obj: PropagatableObject): Json {
+  const { metadata: _metadata, status: _status, ...rest } = obj as Json;
+  return structuredClone(rest);
+}
+
+/**
+ * The copy of `source` that belongs in namespace `namespace`: what the controller creates, and what
+ * an existing copy is compared with.
+ */
+export function desiredCopy(source: PropagatableObject, sourceNamespace: string, namespace: string, policy: CopyPolicy = DEFAULT_COPY_POLICY): PropagatableObject {
+  const meta = source.metadata ?? {};
+  const labels = filtered(meta.labels, isHncKey);
+  labels[Label.appManagedBy] = MANAGED_BY_VALUE;
+  for (const k of Object.keys(labels)) if (policy.labels.has(k)) delete labels[k];
+  labels[Label.inheritedFrom] = sourceNamespace;
+  const annotations = nonEmpty(filtered(meta.annotations, (k) => isHncKey(k) || policy.annotations.has(k)));
+  return {
+    ...body(source),
+    metadata: { name: meta.name, namespace, labels, ...(annotations && { annotations }) },
+  } as PropagatableObject;
+}
+
+/**
+ * The part of a copy that matters: name, non-HNC labels and annotations, and every field but
+ * metadata and status. apiVersion and kind are left out: both sides are of one type by
+ * construction, and objects from list calls may lack them. Server-set metadata (uid,
+ * resourceVersion, managedFields, timestamps, generation, ownerReferences, finalizers, namespace)
+ * is ignored.
+ */
+export function canonical(obj: PropagatableObject): Json {
+  const { apiVersion: _apiVersion, kind: _kind, ...rest } = body(obj);
+  const meta = obj.metadata ?? {};
+  const labels = nonEmpty(filtered(meta.labels, isHncKey));
+  const annotations = nonEmpty(filtered(meta.annotations, isHncKey));
+  return { ...rest, metadata: { name: meta.name, ...(labels && { labels }), ...(annotations && { annotations }) } };
+}
+
+/**
+ * Whether an existing copy already is the desired one, so that it must not be rewritten: same
+ * canonical form and same inherited-from namespace.
+ */
+export function equalCopy(existing: PropagatableObject, desired: PropagatableObject): boolean {
+  return inheritedFrom(existing) === inheritedFrom(desired) && jsonEqual(canonical(existing), canonical(desired));
+}
+
+/**
+ * Whether turning `existing` into `desired` needs a delete and a create because an update would
+ * be refused as changing an immutable field: a RoleBinding's roleRef, a Secret's type, or the
+ * content of a ConfigMap or Secret marked `immutable: true`.
+ */
+export function needsRecreate(existing: PropagatableObject, desired: PropagatableObject, type: TypeRef): boolean {
+  const a = existing as Json;
+  const b = desired as Json;
+  if (type.group === RBAC_GROUP && type.kind === 'RoleBinding') return !jsonEqual(a.roleRef, b.roleRef);
+  if (type.group === '' && (type.kind === 'Secret' || type.kind === 'ConfigMap')) {
+    if (type.kind === 'Secret' && (a.type ?? 'Opaque') !== (b.type ?? 'Opaque')) return true;
+    if (a.immutable === true) {
+      return ['data', 'binaryData', 'immutable'].some((f) => !jsonEqual(a[f] ?? emptyFor(f), b[f] ?? emptyFor(f)));
+    }
+  }
+  return false;
+}
+
+const emptyFor = (field: string): unknown => (field === 'immutable' ? false : {});
+
+/**
+ * The object to send to replace `existing` by `desired` (an update): the desired copy, with the
+ * existing resourceVersion (optimistic concurrency) and the metadata and status other parties may
+ * hold on a copy (finalizers, ownerReferences, status), which are not HNC's to drop.
+ */
+export function updatedCopy(existing: PropagatableObject, desired: PropagatableObject): PropagatableObject {
+  const old = existing.metadata ?? {};
+  const out = structuredClone(desired) as Json & PropagatableObject;
+  out.metadata = {
+    ...out.metadata,
+    ...(old.resourceVersion !== undefined && { resourceVersion: old.resourceVersion }),
+    ...(old.finalizers?.length && { finalizers: [...old.finalizers] }),
+    ...(old.ownerReferences?.length && { ownerReferences: structuredClone(old.ownerReferences) }),
+  };
+  const status = (existing as Json).status;
+  if (status !== undefined) out.status = structuredClone(status);
+  return out;
+}

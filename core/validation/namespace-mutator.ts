@@ -1,0 +1,30 @@
+// The namespace mutator (`namespacelabel.hnc.x-k8s.io`, reference §9.2): gives every managed
+// namespace the `hnc.x-k8s.io/included-namespace: "true"` label that the objects webhook selects
+// on, as soon as it is created or updated. It never changes a value that is there (the namespace
+// validator refuses wrong values) and never touches unmanaged namespaces. It exempts nobody.
+import { Label } from '../api/constants.js';
+import type { ObjectMeta } from '../api/types.js';
+import type { Hierarchy } from '../hierarchy/hierarchy.js';
+import { allow, badRequest, jsonPointer, NO_CONTENT, type AdmissionInput, type Decision } from './decision.js';
+
+/** The part of a core/v1 Namespace the namespace webhooks read. */
+export interface NamespaceObject {
+  readonly metadata?: ObjectMeta;
+}
+
+export function mutateNamespace(h: Hierarchy, input: AdmissionInput<NamespaceObject>): Decision {
+  if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return allow();
+  const ns = input.object;
+  if (!ns) return badRequest(NO_CONTENT);
+  const name = ns.metadata?.name ?? input.name ?? '';
+  if (!h.isManaged(name)) return allow();
+  const labels = ns.metadata?.labels;
+  if (labels !== undefined && Object.hasOwn(labels, Label.includedNamespace)) return allow();
+  const patch =
+    ns.metadata === undefined
+      ? { op: 'add' as const, path: jsonPointer('metadata'), value: { labels: { [Label.includedNamespace]: 'true' } } }
+      : labels === undefined || labels === null
+        ? { op: 'add' as const, path: jsonPointer('metadata', 'labels'), value: { [Label.includedNamespace]: 'true' } }
+        : { op: 'add' as const, path: jsonPointer('metadata', 'labels', Label.includedNamespace), value: 'true' };
+  return allow({ patch: [patch] });
+}

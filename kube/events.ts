@@ -1,0 +1,49 @@
+// Kubernetes Events (core/v1) as HNC emits them: Warning, source component hnc.x-k8s.io. The same
+// event (object, reason, message) is recorded once: a reconcile that retries does not spam.
+import { createHash } from 'node:crypto';
+import { EVENT_SOURCE_COMPONENT } from '../core/api/constants.js';
+import { isAlreadyExists, type KubeClient } from './client.js';
+import type { Logger } from './watch/logger.js';
+
+export interface EventTarget {
+  apiVersion?: string;
+  kind?: string;
+  namespace?: string;
+  name: string;
+  uid?: string;
+}
+
+export class EventRecorder {
+  private readonly recent = new Set<string>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly log: Logger,
+  ) {}
+
+  async warn(target: EventTarget, reason: string, message: string): Promise<void> {
+    const id = createHash('sha256').update(`${target.kind}/${target.namespace}/${target.name}/${target.uid}/${reason}/${message}`).digest('hex').slice(0, 16);
+    if (this.recent.has(id)) return;
+    this.recent.add(id);
+    if (this.recent.size > 10_000) this.recent.clear();
+    const namespace = target.namespace ?? 'default';
+    const now = new Date().toISOString();
+    try {
+      await this.client.create(`/api/v1/namespaces/${namespace}/events`, {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: `${target.name}.${id}`, namespace },
+        involvedObject: { apiVersion: target.apiVersion, kind: target.kind, namespace: target.namespace, name: target.name, uid: target.uid },
+        reason,
+        message,
+        type: 'Warning',
+        source: { component: EVENT_SOURCE_COMPONENT },
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1,
+      });
+    } catch (err) {
+      if (!isAlreadyExists(err)) this.log.warn({ namespace, name: target.name, reason, err: (err as Error).message }, 'could not record an event');
+    }
+  }
+}
