@@ -14,6 +14,8 @@ describe('describeError', () => {
 
   it('says what kubectl says for 401', () => {
     expect(describeError(new ServerError(401, 'Unauthorized')).text).toBe('Error: You must be logged in to the server (Unauthorized)');
+    const webhook = 'admission webhook "hierarchyconfigurations.hnc.x-k8s.io" denied the request: User carol is not authorized to modify the subtree of a, which is the proposed parent';
+    expect(describeError(new ServerError(401, webhook)).text).toBe(`Error: ${webhook}`);
   });
 
   it('names the server it could not reach', () => {

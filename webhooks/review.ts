@@ -1,3 +1,5 @@
+import type { Decision } from '../core/validation/decision.js';
+
 // AdmissionReview v1: decoding requests defensively (a malformed review is a 400, never a crash)
 // and encoding answers that always echo the uid and carry an explicit status.
 export interface UserInfo {
@@ -21,16 +23,8 @@ export interface AdmissionRequest {
   dryRun?: boolean;
 }
 
-export interface JsonPatchOp {
-  op: 'add' | 'replace' | 'remove';
-  path: string;
-  value?: unknown;
-}
-
-/** What a handler decides; the server turns it into an AdmissionResponse. */
-export type Verdict =
-  | { allowed: true; warnings?: string[]; patch?: JsonPatchOp[] }
-  | { allowed: false; code: number; reason: string; message: string; warnings?: string[] };
+/** What a handler decides (the pure validators' Decision); the server turns it into an AdmissionResponse. */
+export type Verdict = Decision;
 
 export class BadReview extends Error {
   override name = 'BadReview';
@@ -72,6 +66,6 @@ export function encodeResponse(uid: string, verdict: Verdict): string {
   } else {
     response.status = { metadata: {}, status: 'Failure', code: verdict.code, reason: verdict.reason, message: verdict.message };
   }
-  if (verdict.warnings?.length) response.warnings = verdict.warnings;
+  if ('warnings' in verdict && verdict.warnings?.length) response.warnings = verdict.warnings;
   return JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response });
 }

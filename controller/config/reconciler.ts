@@ -74,6 +74,16 @@ export class ConfigController {
     await this.reflector.stop();
   }
 
+  /** The propagation context of a handled type, for the objects webhook. */
+  context(group: string, resource: string) {
+    return this.propagators.get(typeKey({ group, resource }))?.context();
+  }
+
+  /** The kinds propagated now (Propagate or AllowPropagate). */
+  propagatingKinds(): Array<{ group: string; kind: string }> {
+    return [...this.propagators.values()].filter((p) => p.currentMode === 'Propagate' || p.currentMode === 'AllowPropagate').map((p) => ({ group: p.type.group, kind: p.type.kind }));
+  }
+
   isIdle(): boolean {
     const s = this.queue.stats();
     return s.depth + s.processing === 0 && [...this.propagators.values()].every((p) => p.isIdle());

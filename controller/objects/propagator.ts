@@ -57,7 +57,8 @@ export class TypePropagator {
     return this.deps.cache.hierarchy;
   }
 
-  private context(): PropagationContext {
+  /** The type's propagation context right now (the webhooks decide from it too). */
+  context(): PropagationContext {
     return { hierarchy: this.hierarchy, type: { ...this.type, mode: this.mode }, sources: this.sources, options: this.deps.options };
   }
 

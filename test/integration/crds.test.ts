@@ -54,13 +54,16 @@ describe('HNC CRDs on the real apiserver', () => {
       metadata: { name },
       spec: { resources: [{ resource: 'secrets', mode }] },
     });
-    // dryRun: the shared cluster's one `config` belongs to the controller tests.
-    const bad = await refusal(cluster.admin.create(`${HNC}/hncconfigurations`, config('config', 'Sometimes'), { dryRun: 'All' }));
+    // Dry-run server-side applies: the shared cluster's one `config` (which a manager may have
+    // created already) belongs to the controller tests.
+    const apply = (name: string, mode: string) =>
+      cluster.admin.request('PATCH', `${HNC}/hncconfigurations/${name}`, { body: config(name, mode), contentType: 'application/apply-patch+yaml', query: { fieldManager: 'crds-test', dryRun: 'All', force: true } });
+    const bad = await refusal(apply('config', 'Sometimes'));
     expect(bad.code).toBe(422);
     expect(bad.message).toMatch(/spec\.resources\[0\]\.mode.*Unsupported value: "Sometimes"/);
-    const misnamed = await refusal(cluster.admin.create(`${HNC}/hncconfigurations`, config('mine', 'Propagate'), { dryRun: 'All' }));
+    const misnamed = await refusal(apply('mine', 'Propagate'));
     expect(misnamed.code).toBe(422);
-    await expect(cluster.admin.create(`${HNC}/hncconfigurations`, config('config', 'Propagate'), { dryRun: 'All' })).resolves.toBeTruthy();
+    await expect(apply('config', 'Propagate')).resolves.toBeTruthy();
   });
 
   it('keeps the anchor status and HRQ quantities as HNC shapes them', async () => {

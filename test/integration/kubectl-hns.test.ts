@@ -1,31 +1,38 @@
 // The real `kubectl hns` (kubectl's plugin lookup on PATH finds the built bundle) against the real
 // control plane with the manager running: output texts and exit codes, as admin and as a team lead.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Manager } from '../../controller/manager.js';
+import type { Hnc } from '../../cmd/hnc.js';
 import { TestCluster, eventually, eventuallyEqual, kubectl } from '../support/cluster.js';
-import { startManager } from '../support/manager.js';
+import { removeWebhookConfigurations, startHncWithWebhooks } from '../support/manager.js';
 import { namespaceExists } from '../support/hnc.js';
 
 let cluster: TestCluster;
-let manager: Manager;
+let hnc: Hnc;
 let team: string;
 let other: string;
 let alice: string;
+let bob: string;
+
+const makeAdmin = (ns: string, user: string) =>
+  cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+    metadata: { name: `${user}-admin` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+  });
 
 beforeAll(async () => {
   cluster = await TestCluster.connect();
-  manager = await startManager('kubectl-hns');
-  team = await cluster.namespace('team');
-  other = await cluster.namespace('other');
-  await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${team}/rolebindings`, {
-    metadata: { name: 'alice-admin' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }],
-  });
+  hnc = await startHncWithWebhooks('kubectl-hns');
+  team = await cluster.namespace('team-a');
+  other = await cluster.namespace('team-b');
+  await makeAdmin(team, 'alice');
+  await makeAdmin(other, 'bob');
   alice = (await cluster.user('alice')).kubeconfigPath;
+  bob = (await cluster.user('bob')).kubeconfigPath;
 });
 afterAll(async () => {
-  await manager?.stop();
+  await hnc?.stop();
+  await removeWebhookConfigurations();
   await cluster.cleanup();
 });
 
@@ -63,18 +70,41 @@ describe('kubectl hns', () => {
     const denied = await hns(alice, 'create', TestCluster.uniqueName('nope'), '-n', other);
     expect(denied.code).toBe(1);
     expect(denied.stderr.trim().split('\n')).toHaveLength(1);
-    expect(denied.stderr).toMatch(/^Error: .*User "alice" cannot create resource "subnamespaceanchors" in API group "hnc.x-k8s.io" in the namespace "other-/);
+    expect(denied.stderr).toMatch(/^Error: .*User "alice" cannot create resource "subnamespaceanchors" in API group "hnc.x-k8s.io" in the namespace "team-b-/);
     const unreachable = await kubectl(cluster.kubeconfigPath, ['hns', 'tree', team, '--server', 'https://127.0.0.1:1']);
     expect(unreachable.code).not.toBe(0);
   });
 
-  it('lets a team lead create a subnamespace in the namespace she administers', async () => {
-    const dev = TestCluster.uniqueName('alice-dev');
-    expect(await hns(alice, 'create', dev, '-n', team)).toMatchObject({ code: 0 });
+  it('walks the self-service story as non-admin users', async () => {
+    // alice, admin of team-a only, creates a subnamespace herself.
+    const dev = TestCluster.uniqueName('dev');
+    expect(await hns(alice, 'create', dev, '-n', team)).toEqual({ code: 0, stdout: `Successfully created "${dev}" subnamespace anchor in "${team}" namespace\n`, stderr: '' });
     await eventuallyEqual(() => namespaceExists(cluster.admin, dev), true, 'her subnamespace');
-    // She cannot read the new namespace itself yet (no RoleBinding there until propagation): a
-    // note, not a failure.
-    await eventuallyEqual(async () => hns(alice, 'tree', team), { code: 0, stdout: `${team}\n└── ${dev} (no permission to read ${dev})\n`, stderr: '' }, 'her tree');
+    // She becomes admin of it through the propagated RoleBinding, and can create a Role there.
+    await eventuallyEqual(async () => (await kubectl(alice, ['create', 'role', 'deployer', '--verb=get', '--resource=pods', '-n', dev])).code, 0, 'her Role in the subnamespace');
+    const copy = await cluster.admin.get<{ metadata: { labels: Record<string, string> } }>(`/apis/rbac.authorization.k8s.io/v1/namespaces/${dev}/rolebindings/alice-admin`);
+    expect(copy.metadata.labels['hnc.x-k8s.io/inherited-from']).toBe(team);
+    // She sees her tree.
+    expect(await hns(alice, 'tree', team)).toEqual({ code: 0, stdout: `${team}\n└── [s] ${dev}\n\n[s] indicates subnamespaces\n`, stderr: '' });
+    // She may not move it under team-b, nor create a subnamespace in team-b: one clear line each.
+    const move = await hns(alice, 'set', dev, '--parent', other);
+    expect(move.code).toBe(1);
+    expect(move.stderr).toBe(
+      `Error: admission webhook "hierarchyconfigurations.hnc.x-k8s.io" denied the request: Operation cannot be fulfilled on hierarchyconfigurations.hnc.x-k8s.io "hierarchy": illegal parent: Cannot set the parent of "${dev}" to "${other}" because it's a subnamespace of "${team}"\n`,
+    );
+    const create = await hns(alice, 'create', TestCluster.uniqueName('sneaky'), '-n', other);
+    expect(create.code).toBe(1);
+    expect(create.stderr).toMatch(new RegExp(`^Error: .*User "alice" cannot create resource "subnamespaceanchors" in API group "hnc.x-k8s.io" in the namespace "${other}"\n$`));
+    // bob, admin of team-b, can neither see nor change dev.
+    const look = await kubectl(bob, ['get', 'namespace', dev]);
+    expect(look.code).toBe(1);
+    expect(look.stderr).toContain(`namespaces "${dev}" is forbidden: User "bob" cannot get resource "namespaces"`);
+    const bobTree = await hns(bob, 'tree', dev);
+    expect(bobTree.code).toBe(1);
+    expect(bobTree.stderr).toContain('forbidden');
+    const bobSet = await hns(bob, 'set', dev, '--root');
+    expect(bobSet.code).toBe(1);
+    expect(bobSet.stderr).toContain('User "bob" cannot');
   });
 
   it('reports its version', async () => {

@@ -5,7 +5,8 @@ import { inject } from 'vitest';
 import { Manager } from '../../controller/manager.js';
 import { HierarchyPolicy, type PolicyOptions } from '../../core/hierarchy/policy.js';
 import { KubeClient } from '../../kube/client.js';
-import { MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
+import { MANAGER_GROUPS, MANAGER_SERVICE_ACCOUNT, MANAGER_USER } from '../../kube/install.js';
+import { startHnc, type Hnc } from '../../cmd/hnc.js';
 import { createLogger } from '../../kube/log.js';
 import { mintUser } from '../control-plane/index.js';
 
@@ -18,4 +19,33 @@ export async function startManager(name: string, policy: PolicyOptions = {}): Pr
   const manager = new Manager({ client, policy: new HierarchyPolicy(policy), logger, workers: 4 });
   await manager.start();
   return manager;
+}
+
+/**
+ * The whole HNC process (controller and webhooks on 127.0.0.1), registered with the real apiserver
+ * by URL. Its stop() leaves the webhook configurations in place (as a crashed HNC would): call
+ * removeWebhookConfigurations() after, so later test files are not refused by a webhook that is gone.
+ */
+export async function startHncWithWebhooks(name: string, policy: PolicyOptions = {}): Promise<Hnc> {
+  const stateDir = inject('stateDir');
+  const identity = await mintUser(stateDir, MANAGER_USER, MANAGER_GROUPS);
+  const client = await KubeClient.fromKubeconfig(identity.kubeconfigPath);
+  const logger = createLogger({ name: `hnc-${name}`, file: process.env.HNC_LOG_FILE ?? join(stateDir, 'logs', `hnc-${name}.log`) });
+  const hnc = await startHnc({
+    client,
+    policy: new HierarchyPolicy(policy),
+    namespace: MANAGER_SERVICE_ACCOUNT.namespace,
+    logger,
+    workers: 4,
+    webhooks: { port: 0, host: '127.0.0.1', endpoint: (port) => ({ url: `https://127.0.0.1:${port}` }) },
+  });
+  return hnc;
+}
+
+/** Removes HNC's webhook configurations (left behind when an HNC process stops). */
+export async function removeWebhookConfigurations(): Promise<void> {
+  const admin = await KubeClient.fromKubeconfig(inject('kubeconfig'));
+  for (const kind of ['validatingwebhookconfigurations/hnc-validating-webhook-configuration', 'mutatingwebhookconfigurations/hnc-mutating-webhook-configuration']) {
+    await admin.delete(`/apis/admissionregistration.k8s.io/v1/${kind}`).catch(() => undefined);
+  }
 }

@@ -1,0 +1,157 @@
+// The admission webhooks through the real apiserver, with kubectl for the texts users see.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Hnc } from '../../cmd/hnc.js';
+import { TestCluster, eventually, eventuallyEqual, kubectl } from '../support/cluster.js';
+import { removeWebhookConfigurations, startHncWithWebhooks } from '../support/manager.js';
+import { createAnchor, getAnchor, namespaceExists, setParent, treeDepths } from '../support/hnc.js';
+
+let cluster: TestCluster;
+let hnc: Hnc;
+let stopped = false;
+
+beforeAll(async () => {
+  cluster = await TestCluster.connect();
+  hnc = await startHncWithWebhooks('webhooks');
+  // The apiserver uses a new configuration once its informer has it: wait until a refusal shows.
+  await eventually(
+    async () => {
+      const r = await kubectl(cluster.kubeconfigPath, ['create', '-f', '-', '--dry-run=server'], JSON.stringify({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'SubnamespaceAnchor', metadata: { name: 'probe', namespace: 'kube-system' } }));
+      return r.code !== 0 && r.stderr.includes('subnamespaceanchors.hnc.x-k8s.io') ? true : undefined;
+    },
+    'the webhooks to take effect',
+  );
+});
+afterAll(async () => {
+  if (!stopped) await hnc?.stop();
+  await removeWebhookConfigurations();
+  await cluster.cleanup();
+});
+
+const denied = (webhook: string, message: string) => `admission webhook "${webhook}.hnc.x-k8s.io" denied the request: ${message}`;
+const apply = (kubeconfig: string, obj: unknown) => kubectl(kubeconfig, ['apply', '-f', '-'], JSON.stringify(obj));
+const hc = (ns: string, parent: string) => ({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchyConfiguration', metadata: { name: 'hierarchy', namespace: ns }, spec: { parent } });
+const adminOf = (ns: string, user: string) =>
+  cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+    metadata: { name: `${user}-admin` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+  });
+
+describe('webhooks', () => {
+  it('labels new managed namespaces at once (mutator)', async () => {
+    const name = TestCluster.uniqueName('mutated');
+    const created = await cluster.admin.create<{ metadata: { labels: Record<string, string> } }>('/api/v1/namespaces', { metadata: { name } });
+    expect(created.metadata.labels['hnc.x-k8s.io/included-namespace']).toBe('true');
+    await cluster.admin.delete(`/api/v1/namespaces/${name}`);
+  });
+
+  it('refuses a cycle and an excluded parent, with messages that read well in kubectl', async () => {
+    const a = await cluster.namespace('cyc-a');
+    const b = await cluster.namespace('cyc-b');
+    await setParent(cluster.admin, b, a);
+    await eventuallyEqual(() => treeDepths(cluster.admin, b), { [b]: 0, [a]: 1 }, 'b under a');
+    const cycle = await apply(cluster.kubeconfigPath, hc(a, b));
+    expect(cycle.code).toBe(1);
+    expect(cycle.stderr).toContain(denied('hierarchyconfigurations', `Operation cannot be fulfilled on hierarchyconfigurations.hnc.x-k8s.io "hierarchy": illegal parent: cycle when making "${b}" the parent of "${a}": current ancestry is ${b} -> ${a}`));
+    const excluded = await apply(cluster.kubeconfigPath, hc(a, 'kube-system'));
+    expect(excluded.stderr).toContain(denied('hierarchyconfigurations', 'hierarchyconfigurations.hnc.x-k8s.io "hierarchy" is forbidden: namespace "kube-system" is not managed by HNC (excluded by the HNC administrator) and cannot be set as the parent of another namespace'));
+  });
+
+  it('refuses anchors in excluded namespaces and over existing namespaces', async () => {
+    const parent = await cluster.namespace('anchors');
+    const existing = await cluster.namespace('taken');
+    const anchor = (ns: string, name: string) => ({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'SubnamespaceAnchor', metadata: { name, namespace: ns } });
+    const inExcluded = await apply(cluster.kubeconfigPath, anchor('kube-system', 'sub'));
+    expect(inExcluded.stderr).toContain(denied('subnamespaceanchors', 'subnamespaceanchors.hnc.x-k8s.io "kube-system" is forbidden: cannot create a subnamespace in the unmanaged namespace "kube-system" (excluded by the HNC administrator)'));
+    const overExisting = await apply(cluster.kubeconfigPath, anchor(parent, existing));
+    expect(overExisting.stderr).toContain(denied('subnamespaceanchors', `Operation cannot be fulfilled on subnamespaceanchors.hnc.x-k8s.io "${existing}": cannot create a subnamespace using an existing namespace`));
+  });
+
+  it('refuses deleting a namespace that holds subnamespaces unless cascading deletion is allowed', async () => {
+    const parent = await cluster.namespace('holder');
+    const sub = TestCluster.uniqueName('sub');
+    await createAnchor(cluster.admin, parent, sub);
+    await eventuallyEqual(async () => (await getAnchor(cluster.admin, parent, sub))?.status?.status, 'Ok', 'the subnamespace');
+    const refused = await kubectl(cluster.kubeconfigPath, ['delete', 'namespace', parent, '--wait=false']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      denied('namespaces', `namespaces "${parent}" is forbidden: contains subnamespaces. Please remove all subnamespaces before deleting this namespace, or set 'allowCascadingDeletion' to delete them automatically`),
+    );
+    const direct = await kubectl(cluster.kubeconfigPath, ['delete', 'namespace', sub, '--wait=false']);
+    expect(direct.stderr).toContain(`is a subnamespace. Please delete the anchor from the parent namespace ${parent} to delete the subnamespace`);
+    expect((await kubectl(cluster.kubeconfigPath, ['hns', 'set', parent, '--allowCascadingDeletion'])).code).toBe(0);
+    await eventually(async () => ((await kubectl(cluster.kubeconfigPath, ['delete', 'namespace', parent, '--wait=false'])).code === 0 ? true : undefined), 'the deletion to be allowed');
+    await eventuallyEqual(() => namespaceExists(cluster.admin, sub), false, 'the subnamespace to go with its parent', 60_000);
+  });
+
+  it('guards propagated copies: users cannot edit or delete them, the controller can', async () => {
+    const parent = await cluster.namespace('src');
+    const child = await cluster.namespace('dst');
+    await setParent(cluster.admin, child, parent);
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${parent}/roles`, { metadata: { name: 'reader' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] });
+    await eventually(() => cluster.admin.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${child}/roles/reader`), 'the copy');
+    const del = await kubectl(cluster.kubeconfigPath, ['delete', 'role', 'reader', '-n', child]);
+    expect(del.stderr).toContain(denied('objects', `roles.rbac.authorization.k8s.io "reader" is forbidden: cannot delete object propagated from namespace "${parent}"`));
+    const edit = await kubectl(cluster.kubeconfigPath, ['label', 'role', 'reader', '-n', child, 'mine=yes']);
+    expect(edit.stderr).toContain(`cannot modify object propagated from namespace "${parent}"`);
+    const forged = await apply(cluster.kubeconfigPath, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'forged', namespace: child, labels: { 'hnc.x-k8s.io/inherited-from': parent } }, rules: [] });
+    expect(forged.stderr).toContain('cannot create objects with the label "hnc.x-k8s.io/inherited-from"');
+    // The controller may: deleting the source removes the copy.
+    await cluster.admin.delete(`/apis/rbac.authorization.k8s.io/v1/namespaces/${parent}/roles/reader`);
+    await eventuallyEqual(() => cluster.admin.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${child}/roles/reader`).then(() => true, () => false), false, 'the copy removed');
+  });
+
+  it('refuses invalid selector annotations and two selectors at once', async () => {
+    const ns = await cluster.namespace('sel');
+    const role = (annotations: Record<string, string>) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'r', namespace: ns, annotations }, rules: [] });
+    const bad = await apply(cluster.kubeconfigPath, role({ 'propagate.hnc.x-k8s.io/treeSelect': 'Not_A_Namespace' }));
+    expect(bad.stderr).toContain(denied('objects', 'invalid HNC "propagate.hnc.x-k8s.io/treeSelect" value: "Not_A_Namespace" is not a valid namespace name'));
+    const two = await apply(cluster.kubeconfigPath, role({ 'propagate.hnc.x-k8s.io/none': 'true', 'propagate.hnc.x-k8s.io/all': 'true' }));
+    expect(two.stderr).toContain(denied('objects', 'cannot have more than one selector at the same time, but got multiple: propagate.hnc.x-k8s.io/none, propagate.hnc.x-k8s.io/all'));
+  });
+
+  it('refuses HNCConfigurations naming unknown or cluster-scoped resources or re-moding RBAC, and deleting config', async () => {
+    const config = (resources: unknown[]) => ({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HNCConfiguration', metadata: { name: 'config' }, spec: { resources } });
+    const unknown = await apply(cluster.kubeconfigPath, config([{ group: 'example.com', resource: 'widgets', mode: 'Propagate' }]));
+    expect(unknown.stderr).toContain('HNCConfiguration.hnc.x-k8s.io "config" is invalid');
+    expect(unknown.stderr).toContain('widgets');
+    const clusterScoped = await apply(cluster.kubeconfigPath, config([{ resource: 'nodes', mode: 'Propagate' }]));
+    expect(clusterScoped.stderr).toContain('HNCConfiguration.hnc.x-k8s.io "config" is invalid');
+    const rbac = await apply(cluster.kubeconfigPath, config([{ group: 'rbac.authorization.k8s.io', resource: 'roles', mode: 'Ignore' }]));
+    expect(rbac.stderr).toContain("always uses the 'Propagate' mode and cannot be configured");
+    const del = await kubectl(cluster.kubeconfigPath, ['delete', 'hncconfiguration', 'config']);
+    expect(del.stderr).toContain(denied('hncconfigurations', "hncconfigurations.hnc.x-k8s.io \"config\" is forbidden: deleting the 'config' object is forbidden"));
+  });
+
+  it('checks permissions: a team lead can move her namespace only under a parent she administers, and cannot pull one out of a tree owned by someone else', async () => {
+    const mine = await cluster.namespace('mine');
+    const mine2 = await cluster.namespace('mine2');
+    const theirs = await cluster.namespace('theirs');
+    const theirChild = await cluster.namespace('their-child');
+    await setParent(cluster.admin, theirChild, theirs);
+    for (const ns of [mine, mine2, theirChild]) await adminOf(ns, 'carol');
+    const carol = (await cluster.user('carol')).kubeconfigPath;
+    await eventuallyEqual(() => treeDepths(cluster.admin, theirChild), { [theirChild]: 0, [theirs]: 1 }, 'their tree');
+    const under = await kubectl(carol, ['hns', 'set', mine, '--parent', theirs]);
+    expect(under.code).toBe(1);
+    expect(under.stderr).toContain(`User carol is not authorized to modify the subtree of ${theirs}, which is the proposed parent`);
+    const pull = await kubectl(carol, ['hns', 'set', theirChild, '--root']);
+    expect(pull.code).toBe(1);
+    expect(pull.stderr).toContain(`User carol is not authorized to modify the subtree of ${theirs}, which is the current root ancestor`);
+    // An admin of both may.
+    const ok = await kubectl(carol, ['hns', 'set', mine2, '--parent', mine]);
+    expect(ok.code).toBe(0);
+  });
+
+  it('with HNC stopped, objects of kinds not propagated and namespaces it excludes can still be changed', async () => {
+    const ns = await cluster.namespace('while-down');
+    stopped = true;
+    await hnc.stop(); // the configurations stay, pointing at nothing
+    const cm = await kubectl(cluster.kubeconfigPath, ['create', 'configmap', 'still-works', '-n', ns]);
+    expect(cm.code).toBe(0);
+    const ks = await kubectl(cluster.kubeconfigPath, ['label', 'namespace', 'kube-public', 'touched=yes', '--overwrite']);
+    expect(ks.code).toBe(0);
+    const hcRefused = await apply(cluster.kubeconfigPath, hc(ns, 'default'));
+    expect(hcRefused.code).toBe(1); // HNC's own objects fail closed
+  });
+});
