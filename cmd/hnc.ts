@@ -1,13 +1,19 @@
-// Wires one HNC process: the shared caches, the controller, and the webhooks reading the same
-// hierarchy. Used by `npm start` and by the integration tests, so both run the same thing.
+// Wires one HNC process: the shared caches, the controller (leading, or waiting to), the webhooks
+// reading the same hierarchy, probes and metrics. Used by `npm start` and by the integration
+// tests, so both run the same thing.
+import { hostname } from 'node:os';
 import { Manager } from '../controller/manager.js';
+import { namespaceConditions } from '../core/hierarchy/plan.js';
 import type { HierarchyPolicy } from '../core/hierarchy/policy.js';
 import type { PropagationOptions } from '../core/propagation/decide.js';
 import type { KubeClient } from '../kube/client.js';
 import { HierarchyCache } from '../kube/hierarchy-cache.js';
+import { LeaderElector } from '../kube/leader.js';
 import type { Logger } from '../kube/log.js';
+import { Metrics } from '../kube/metrics.js';
 import { Webhooks } from '../webhooks/index.js';
 import type { Endpoint } from '../webhooks/configurations.js';
+import { serveProbes } from './probes.js';
 
 export interface HncOptions {
   client: KubeClient;
@@ -19,17 +25,39 @@ export interface HncOptions {
   propagation?: PropagationOptions;
   /** The webhooks, or false to run without them. */
   webhooks: false | { port: number; host?: string; endpoint: (port: number) => Endpoint; certDir?: string };
+  /** Reconcile only while holding this Lease (in HNC's namespace). */
+  leaderElection?: { id: string; identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  /** Listen addresses for /healthz+/readyz and /metrics (empty: off). */
+  healthAddress?: string;
+  metricsAddress?: string;
 }
 
 export interface Hnc {
   manager: Manager;
   webhooks?: Webhooks;
+  metrics: Metrics;
+  leader?: LeaderElector;
+  probePorts: { health?: number; metrics?: number };
+  /** Stops taking work, finishes in-flight writes, releases the lease, stops everything. */
   stop(): Promise<void>;
 }
 
 export async function startHnc(opts: HncOptions): Promise<Hnc> {
   const cache = new HierarchyCache(opts.client, opts.policy, opts.logger);
-  const manager = new Manager({ client: opts.client, policy: opts.policy, logger: opts.logger, cache, workers: opts.workers, qps: opts.qps, propagation: opts.propagation });
+  let manager: Manager | undefined = undefined;
+  const metrics = new Metrics({
+    namespaces: () => cache.hierarchy.namespaceNames().length,
+    objects: () => manager?.config.objectCounts() ?? [],
+    conditions: () => {
+      const counts = new Map<string, number>();
+      const h = cache.hierarchy;
+      for (const ns of h.namespaceNames()) if (h.isManaged(ns)) for (const c of namespaceConditions(h, ns)) counts.set(`${c.type}/${c.reason}`, (counts.get(`${c.type}/${c.reason}`) ?? 0) + 1);
+      return [...counts].map(([k, count]) => ({ type: k.split('/')[0]!, reason: k.split('/')[1]!, count }));
+    },
+  });
+  let leading = !opts.leaderElection;
+  const m = new Manager({ client: opts.client, policy: opts.policy, logger: opts.logger, cache, workers: opts.workers, qps: opts.qps, propagation: opts.propagation, isLeader: () => leading, metrics });
+  manager = m;
   let webhooks: Webhooks | undefined;
   if (opts.webhooks) {
     webhooks = new Webhooks({
@@ -40,23 +68,53 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       host: opts.webhooks.host,
       endpoint: opts.webhooks.endpoint,
       certDir: opts.webhooks.certDir,
-      propagation: { context: (g, r) => manager.config.context(g, r), propagatingKinds: () => manager.config.propagatingKinds() },
+      propagation: { context: (g, r) => m.config.context(g, r), propagatingKinds: () => m.config.propagatingKinds() },
+      metrics,
       logger: opts.logger.child({ component: 'webhooks' }),
     });
     // Serving before the caches sync: the server answers "starting up" (503) until then.
     await webhooks.start();
     const wh = webhooks;
-    manager.config.onTypes((types) => void wh.setPropagatedTypes(types).catch((err: unknown) => opts.logger.error({ err: (err as Error).message }, 'could not update the objects webhook rules')));
+    m.config.onTypes((types) => void wh.setPropagatedTypes(types).catch((err: unknown) => opts.logger.error({ err: (err as Error).message }, 'could not update the objects webhook rules')));
   }
+  const health = await serveProbes(opts.healthAddress ?? '', { ready: () => cache.synced });
+  const metricsServer = await serveProbes(opts.metricsAddress ?? '', { registry: metrics.registry });
   await cache.start();
-  await manager.start();
+  await m.start();
+  let leader: LeaderElector | undefined;
+  if (opts.leaderElection) {
+    leader = new LeaderElector({
+      client: opts.client,
+      namespace: opts.namespace,
+      name: opts.leaderElection.id,
+      identity: opts.leaderElection.identity ?? `${hostname()}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`,
+      leaseDurationMs: opts.leaderElection.leaseDurationMs,
+      renewDeadlineMs: opts.leaderElection.renewDeadlineMs,
+      retryPeriodMs: opts.leaderElection.retryPeriodMs,
+      logger: opts.logger,
+      onStartedLeading: () => {
+        leading = true;
+        m.resyncAll();
+      },
+      onStoppedLeading: () => {
+        leading = false;
+      },
+    });
+    leader.start();
+  }
   return {
-    manager,
+    manager: m,
     webhooks,
+    metrics,
+    leader,
+    probePorts: { health: health?.port, metrics: metricsServer?.port },
     async stop() {
+      await m.stop(); // drains in-flight reconciles
+      await leader?.stop(); // then hands the lease over
       await webhooks?.stop();
-      await manager.stop();
       await cache.stop();
+      await health?.close();
+      await metricsServer?.close();
     },
   };
 }

@@ -1,87 +1,110 @@
 // `npm start`: the main job. With no cluster given, it starts the local control plane, installs
-// the CRDs and prints the KUBECONFIG to use; given --kubeconfig, KUBECONFIG or an in-cluster
-// service account, it uses that cluster and starts nothing.
+// the CRDs and HNC's RBAC, runs HNC there (controller and webhooks, as its own service account)
+// and prints the KUBECONFIG to use. Given --kubeconfig, KUBECONFIG or an in-cluster service
+// account, it runs HNC against that cluster and starts nothing.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { LocalControlPlane, ControlPlaneError, defaultStateDir } from '../test/control-plane/index.js';
 import { KubeClient, ApiError } from '../kube/client.js';
 import { installCrds, installRbac, loadCrds, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
-import { Manager } from '../controller/manager.js';
-import { FlagError, MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom } from '../controller/flags.js';
+import { createLogger } from '../kube/log.js';
 import { PolicyError } from '../core/hierarchy/policy.js';
+import { FlagError, MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom } from './flags.js';
+import { startHnc, type Hnc } from './hnc.js';
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
-const { values: flags } = parseArgs({
-  options: {
-    kubeconfig: { type: 'string' },
-    context: { type: 'string' },
-    'install-crds': { type: 'boolean', default: false },
-    'state-dir': { type: 'string' },
-    // Only the local control plane, no controller (`npm run cluster`).
-    'cluster-only': { type: 'boolean', default: false },
-    // A throwaway control plane in a temporary folder, removed on stop.
-    ephemeral: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-    ...managerFlagOptions,
-  },
-  strict: true,
-});
-
-const usage = `Usage: npm start -- [--kubeconfig PATH] [--context NAME] [--install-crds] [--state-dir DIR] [--ephemeral]
+const usage = `Usage: npm start -- [--kubeconfig PATH] [--context NAME] [--install-crds] [--state-dir DIR] [--ephemeral] [manager flags]
        npm run cluster    (the local control plane alone)
 
 With no cluster given (no --kubeconfig, no KUBECONFIG, not in a pod), starts a local Kubernetes
-control plane on 127.0.0.1 (state in ${defaultStateDir()}), installs the HNC CRDs, prints
-"export KUBECONFIG=..." and runs the HNC manager there until Ctrl-C. The manager acts as its own
-service account (${MANAGER_USER}), bound only to the ClusterRole in deploy/rbac/.
+control plane on 127.0.0.1 (state in ${defaultStateDir()}), installs the HNC CRDs and RBAC, prints
+"export KUBECONFIG=..." and runs HNC there (controller and webhooks) until Ctrl-C. HNC acts as its
+own service account (${MANAGER_USER}), bound only to the ClusterRole in deploy/rbac/.
 
 ${MANAGER_FLAG_HELP}`;
 
 async function main(): Promise<void> {
+  const { values: flags } = parseArgs({
+    options: {
+      kubeconfig: { type: 'string' },
+      context: { type: 'string' },
+      'install-crds': { type: 'boolean', default: false },
+      'state-dir': { type: 'string' },
+      // Only the local control plane, no HNC (`npm run cluster`).
+      'cluster-only': { type: 'boolean', default: false },
+      // A throwaway control plane in a temporary folder, removed on stop.
+      ephemeral: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+      ...managerFlagOptions,
+    },
+    strict: true,
+  });
   if (flags.help) {
     process.stdout.write(usage);
     return;
   }
-  const managerFlags = managerFlagsFrom(flags);
+  const manager = managerFlagsFrom(flags);
+  const logger = createLogger({ name: 'hnc' });
   const given = flags.kubeconfig ?? process.env.KUBECONFIG;
-  const inCluster = !given && process.env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN);
+  const inCluster = !given && !!process.env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN);
   let cp: LocalControlPlane | undefined;
   let client: KubeClient;
-  let managerClient: KubeClient;
   if (given || inCluster) {
     client = await KubeClient.fromKubeconfig(given, flags.context);
-    managerClient = client;
     process.stderr.write(`using the cluster at ${client.server}\n`);
     if (flags['install-crds']) await installCrds(client);
     else await checkCrds(client);
   } else {
     cp = await LocalControlPlane.start(flags.ephemeral ? {} : { stateDir: flags['state-dir'] ?? defaultStateDir(), persistent: true });
-    client = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
-    await installCrds(client);
-    await installRbac(client);
-    managerClient = await KubeClient.fromKubeconfig((await cp.mintUser(MANAGER_USER, MANAGER_GROUPS)).kubeconfigPath);
+    const admin = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
+    await installCrds(admin);
+    await installRbac(admin);
+    client = await KubeClient.fromKubeconfig((await cp.mintUser(MANAGER_USER, MANAGER_GROUPS)).kubeconfigPath);
     process.stderr.write(`local control plane ready in ${cp.startSeconds.toFixed(1)} s at ${cp.server} (state in ${cp.stateDir})\n`);
     if (cp.binaries.kubectl) process.stderr.write(`a kubectl of the same version: ${cp.binaries.kubectl}\n`);
     console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
   }
-  let manager: Manager | undefined;
+  let hnc: Hnc | undefined;
   if (!flags['cluster-only']) {
-    manager = new Manager({ client: managerClient, policy: managerFlags.policy, workers: managerFlags.workers, qps: managerFlags.qps });
-    await manager.start();
+    // Locally, webhooks are registered by URL on 127.0.0.1; in a cluster, through the Service.
+    const local = !!cp;
+    hnc = await startHnc({
+      client,
+      policy: manager.policy,
+      namespace: manager.namespace,
+      logger,
+      workers: manager.workers,
+      qps: manager.qps,
+      propagation: manager.propagation,
+      webhooks: manager.webhooks
+        ? {
+            port: local && flags['webhook-server-port'] === undefined ? 0 : manager.webhookPort,
+            host: local ? '127.0.0.1' : undefined,
+            endpoint: (port) => (local ? { url: `https://127.0.0.1:${port}` } : { service: { namespace: manager.namespace, name: 'hnc-webhook-service' } }),
+            certDir: manager.certDir,
+          }
+        : false,
+      leaderElection: manager.leaderElection
+        ? { id: manager.leaderElectionId, leaseDurationMs: manager.leaseSeconds * 1000, renewDeadlineMs: (manager.leaseSeconds * 2000) / 3, retryPeriodMs: Math.min(2000, (manager.leaseSeconds * 1000) / 4) }
+        : undefined,
+      healthAddress: local && flags['health-probe-bind-address'] === undefined ? '' : manager.healthAddress,
+      metricsAddress: local && flags['metrics-addr'] === undefined ? '' : manager.metricsAddress,
+    });
   }
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     process.stderr.write(`${signal}: stopping ...\n`);
-    await manager?.stop();
+    await hnc?.stop();
     await cp?.stop();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.stderr.write('running; Ctrl-C stops\n');
+  const ports = hnc ? [hnc.probePorts.health && `probes on :${hnc.probePorts.health}`, hnc.probePorts.metrics && `metrics on :${hnc.probePorts.metrics}`].filter(Boolean) : [];
+  process.stderr.write(`${hnc ? 'HNC is running' : 'running'}${ports.length ? ` (${ports.join(', ')})` : ''}; Ctrl-C stops\n`);
   // Keep the process alive until a signal arrives.
   setInterval(() => undefined, 1 << 30);
 }

@@ -7,6 +7,7 @@ import type { KubeClient } from '../kube/client.js';
 import { HierarchyCache } from '../kube/hierarchy-cache.js';
 import { createLogger, type Logger } from '../kube/log.js';
 import { WorkQueue } from '../kube/watch/workqueue.js';
+import { queueMetrics, type Metrics } from '../kube/metrics.js';
 import { Writer } from '../kube/writer.js';
 import { AnchorReconciler } from './anchors/reconciler.js';
 import { ConfigController } from './config/reconciler.js';
@@ -26,27 +27,51 @@ export interface ManagerOptions {
   qps?: number;
   /** What is never copied or propagated (--unpropagated-label/annotation, --nopropagation-label). */
   propagation?: PropagationOptions;
+  /**
+   * Whether this replica may write (leader election). Every replica keeps its caches and model
+   * (its webhooks answer from them); only the leader reconciles. Default: always.
+   */
+  isLeader?: () => boolean;
+  metrics?: Metrics;
 }
+
 
 export class Manager {
   readonly cache: HierarchyCache;
   readonly writer: Writer;
   readonly log: Logger;
-  private readonly queues = {
-    namespaces: new WorkQueue({ name: 'namespaces', itemBackoff: { initialMs: 50, maxMs: 30_000 } }),
-    anchors: new WorkQueue({ name: 'anchors', itemBackoff: { initialMs: 50, maxMs: 30_000 } }),
-  };
+  private readonly queues: { namespaces: WorkQueue; anchors: WorkQueue };
   private readonly ownsCache: boolean;
   readonly config: ConfigController;
+  private readonly isLeader: () => boolean;
+  private readonly events: EventRecorder;
+  private readonly unsubscribe: () => void;
 
   constructor(private readonly opts: ManagerOptions) {
     this.log = opts.logger ?? createLogger({ name: 'hnc-manager' });
     this.ownsCache = !opts.cache;
     this.cache = opts.cache ?? new HierarchyCache(opts.client, opts.policy ?? new HierarchyPolicy(), this.log);
-    this.writer = new Writer(opts.client, { qps: opts.qps });
-    this.cache.onAffected((a) => this.enqueue(a));
+    this.writer = new Writer(opts.client, { qps: opts.qps, onWrite: opts.metrics ? (verb, _path, ok) => opts.metrics!.apiWrites.inc({ verb, result: ok ? 'success' : 'error' }) : undefined });
+    const backoff = { initialMs: 50, maxMs: 30_000 };
+    this.queues = {
+      namespaces: new WorkQueue({ name: 'namespaces', itemBackoff: backoff, metrics: queueMetrics(opts.metrics, 'hierarchy') }),
+      anchors: new WorkQueue({ name: 'anchors', itemBackoff: backoff, metrics: queueMetrics(opts.metrics, 'anchors') }),
+    };
+    this.isLeader = opts.isLeader ?? (() => true);
+    this.unsubscribe = this.cache.onAffected((a) => this.enqueue(a));
     const events = new EventRecorder(opts.client, this.log);
-    this.config = new ConfigController({ client: opts.client, cache: this.cache, writer: this.writer, events, log: this.log.child({ reconciler: 'objects' }), workers: opts.workers ?? 10, options: opts.propagation });
+    this.events = events;
+    this.config = new ConfigController({
+      client: opts.client,
+      cache: this.cache,
+      writer: this.writer,
+      events,
+      log: this.log.child({ reconciler: 'objects' }),
+      workers: opts.workers ?? 10,
+      options: opts.propagation,
+      isLeader: this.isLeader,
+      metrics: opts.metrics,
+    });
   }
 
   get hierarchy() {
@@ -58,7 +83,7 @@ export class Manager {
     if (this.ownsCache) await this.cache.start();
     else await this.cache.whenSynced;
     const workers = this.opts.workers ?? 10;
-    const hierarchy = new HierarchyReconciler(this.hierarchy, this.cache.namespaces.store, this.cache.hierarchies.store, this.writer, this.log.child({ reconciler: 'hierarchy' }));
+    const hierarchy = new HierarchyReconciler(this.hierarchy, this.cache.namespaces.store, this.cache.hierarchies.store, this.writer, this.log.child({ reconciler: 'hierarchy' }), this.events);
     const anchors = new AnchorReconciler(this.hierarchy, this.cache.anchors.store, this.writer, this.log.child({ reconciler: 'anchor' }));
     this.queues.namespaces.run((key) => this.guard('hierarchy', key, () => hierarchy.reconcile(key)), workers);
     this.queues.anchors.run((key) => this.guard('anchor', key, () => anchors.reconcile(key)), workers);
@@ -66,8 +91,16 @@ export class Manager {
     this.log.info({ namespaces: this.hierarchy.namespaceNames().length }, 'caches synced; reconcilers running');
   }
 
+  /** Re-reconciles everything: a new leader takes over from whatever state the last one left. */
+  resyncAll(): void {
+    for (const ns of this.hierarchy.namespaceNames()) this.queues.namespaces.add(ns);
+    for (const a of this.hierarchy.anchorKeys()) this.queues.anchors.add(a);
+    this.config.resyncAll();
+  }
+
   /** Stops taking work, lets in-flight reconciles finish, and stops the caches (if ours). */
   async stop(): Promise<void> {
+    this.unsubscribe();
     await Promise.all(Object.values(this.queues).map((q) => q.shutdown()));
     await this.config.stop();
     if (this.ownsCache) await this.cache.stop();
@@ -91,6 +124,8 @@ export class Manager {
   }
 
   private async guard(reconciler: string, key: string, fn: () => Promise<void>): Promise<void> {
+    // A replica that does not lead drops the key; resyncAll() brings every key back on election.
+    if (!this.isLeader()) return;
     try {
       await fn();
     } catch (err) {

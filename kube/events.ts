@@ -21,8 +21,17 @@ export class EventRecorder {
     private readonly log: Logger,
   ) {}
 
-  async warn(target: EventTarget, reason: string, message: string): Promise<void> {
-    const id = createHash('sha256').update(`${target.kind}/${target.namespace}/${target.name}/${target.uid}/${reason}/${message}`).digest('hex').slice(0, 16);
+  warn(target: EventTarget, reason: string, message: string): Promise<void> {
+    return this.record('Warning', target, reason, message);
+  }
+
+  normal(target: EventTarget, reason: string, message: string): Promise<void> {
+    return this.record('Normal', target, reason, message);
+  }
+
+  private async record(type: 'Warning' | 'Normal', target: EventTarget, reason: string, message: string): Promise<void> {
+    // Keyed by time too for Normal events, so that a condition that comes back is recorded again.
+    const id = createHash('sha256').update(`${type}/${target.kind}/${target.namespace}/${target.name}/${target.uid}/${reason}/${message}/${type === 'Normal' ? Date.now() : ''}`).digest('hex').slice(0, 16);
     if (this.recent.has(id)) return;
     this.recent.add(id);
     if (this.recent.size > 10_000) this.recent.clear();
@@ -36,7 +45,7 @@ export class EventRecorder {
         involvedObject: { apiVersion: target.apiVersion, kind: target.kind, namespace: target.namespace, name: target.name, uid: target.uid },
         reason,
         message,
-        type: 'Warning',
+        type,
         source: { component: EVENT_SOURCE_COMPONENT },
         firstTimestamp: now,
         lastTimestamp: now,

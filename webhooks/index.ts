@@ -17,6 +17,7 @@ import { isNotFound, type KubeClient } from '../kube/client.js';
 import { Discovery } from '../kube/discovery.js';
 import type { HierarchyCache } from '../kube/hierarchy-cache.js';
 import type { Logger } from '../kube/log.js';
+import type { Metrics } from '../kube/metrics.js';
 import { userCan } from './authz.js';
 import { InternalCertificates, certificatesFromDir, type ServingCerts } from './certs.js';
 import { applyConfigurations, type Endpoint, type ObjectRule } from './configurations.js';
@@ -45,6 +46,7 @@ export interface WebhookOptions {
   /** Write the webhook configurations (default true). */
   registerConfigurations?: boolean;
   propagation?: PropagationView;
+  metrics?: Metrics;
   logger: Logger;
 }
 
@@ -82,7 +84,14 @@ export class Webhooks {
       this.serving = await this.certs.ensure();
     }
     const isReady = () => opts.cache.synced;
-    const server = new WebhookServer({ host: opts.host, port: opts.port, cert: this.serving.cert, key: this.serving.key, isReady, allowWhileStarting: new Set([Webhook.namespaceMutator.path]), logger: opts.logger });
+    const server = new WebhookServer({ host: opts.host, port: opts.port, cert: this.serving.cert, key: this.serving.key, isReady, allowWhileStarting: new Set([Webhook.namespaceMutator.path]),
+      logger: opts.logger,
+      onReview: (path, verdict, ms) => {
+        const webhook = Object.values(Webhook).find((w) => w.path === path)?.name ?? path;
+        opts.metrics?.webhookSeconds.observe({ webhook }, ms / 1000);
+        if (!verdict.allowed) opts.metrics?.webhookDenials.inc({ webhook, reason: verdict.reason });
+      },
+    });
     server
       .route(Webhook.namespaceMutator.path, (r) => mutateNamespace(this.h, this.input<NamespaceObject>(r)))
       .route(Webhook.namespaces.path, (r) => validateNamespace(this.h, this.input<NamespaceObject>(r)))

@@ -14,6 +14,7 @@ import type { Logger } from '../../kube/log.js';
 import { Reflector } from '../../kube/watch/reflector.js';
 import { WorkQueue } from '../../kube/watch/workqueue.js';
 import type { Writer } from '../../kube/writer.js';
+import type { Metrics } from '../../kube/metrics.js';
 import { TypePropagator, typeKey } from '../objects/propagator.js';
 
 const CONFIG_PATH = `/apis/${GROUP}/${VERSION}/${Plural.HNCConfiguration}`;
@@ -31,6 +32,9 @@ export interface ConfigDeps {
   log: Logger;
   workers: number;
   options?: PropagationOptions;
+  /** Only the leader writes; other replicas keep the type caches their webhooks read. */
+  isLeader: () => boolean;
+  metrics?: Metrics;
 }
 
 export class ConfigController {
@@ -41,12 +45,13 @@ export class ConfigController {
   private readonly typeListeners = new Set<(types: ConfiguredType[]) => void>();
   private lastTypes: ConfiguredType[] = [];
   private timer?: ReturnType<typeof setInterval>;
+  private readonly unsubscribe: () => void;
 
   constructor(private readonly deps: ConfigDeps) {
     this.discovery = new Discovery(deps.client);
     this.reflector = new Reflector<HNCConfiguration>({ client: deps.client, path: CONFIG_PATH, name: 'hncconfigurations', logger: deps.log });
     this.reflector.addHandler(() => this.queue.add(KEY));
-    deps.cache.onAffected((a) => {
+    this.unsubscribe = deps.cache.onAffected((a) => {
       for (const p of this.propagators.values()) p.namespacesChanged(a.namespaces);
       if (a.namespaces.size) this.queue.addAfter(KEY, STATUS_DELAY_MS);
     });
@@ -67,7 +72,13 @@ export class ConfigController {
     this.timer.unref();
   }
 
+  resyncAll(): void {
+    this.queue.add(KEY);
+    for (const p of this.propagators.values()) p.resyncAll();
+  }
+
   async stop(): Promise<void> {
+    this.unsubscribe();
     if (this.timer) clearInterval(this.timer);
     await this.queue.shutdown();
     await Promise.all([...this.propagators.values()].map((p) => p.stop()));
@@ -77,6 +88,11 @@ export class ConfigController {
   /** The propagation context of a handled type, for the objects webhook. */
   context(group: string, resource: string) {
     return this.propagators.get(typeKey({ group, resource }))?.context();
+  }
+
+  /** Sources and copies per type, for metrics. */
+  objectCounts(): Array<{ type: string; sources: number; copies: number }> {
+    return [...this.propagators].map(([type, p]) => ({ type, sources: p.numSources, copies: p.numPropagated }));
   }
 
   /** The kinds propagated now (Propagate or AllowPropagate). */
@@ -91,6 +107,8 @@ export class ConfigController {
 
   private async reconcile(): Promise<void> {
     let config = this.reflector.store.get(KEY);
+    const leader = this.deps.isLeader();
+    if (!config && !leader) return;
     if (!config) {
       if (this.deps.cache.crds.store.get(`${Plural.HNCConfiguration}.${GROUP}`)?.metadata.deletionTimestamp) return;
       try {
@@ -108,7 +126,7 @@ export class ConfigController {
       return { propagated: p?.numPropagated ?? 0, sources: p?.numSources ?? 0 };
     };
     const status = configStatus(resolved, counts, namespaceConditionSummary(this.deps.cache.hierarchy), config.status, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
-    if (jsonEqual(status, config.status ?? {})) return;
+    if (!leader || jsonEqual(status, config.status ?? {})) return;
     try {
       await this.deps.writer.replace(`${CONFIG_PATH}/${KEY}`, { ...config, status });
     } catch (err) {

@@ -2,7 +2,8 @@
 // included-namespace label) and its HierarchyConfiguration (parent, children, conditions,
 // finalizer). Desired state comes from the hierarchy model; only differences are written.
 import { Singleton, GROUP, VERSION, Plural } from '../../core/api/constants.js';
-import type { HierarchyConfiguration } from '../../core/api/types.js';
+import type { Condition, HierarchyConfiguration } from '../../core/api/types.js';
+import type { EventRecorder } from '../../kube/events.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
 import { desiredNamespaceMetadata, metadataPatch, planHierarchy } from '../../core/hierarchy/plan.js';
 import type { ReadonlyStore } from '../../kube/watch/store.js';
@@ -20,6 +21,7 @@ export class HierarchyReconciler {
     private readonly hierarchies: ReadonlyStore<HierarchyConfiguration>,
     private readonly writer: Writer,
     private readonly log: Logger,
+    private readonly events?: EventRecorder,
   ) {}
 
   async reconcile(ns: string): Promise<void> {
@@ -34,6 +36,7 @@ export class HierarchyReconciler {
       await this.writer.replace(hierarchyPath(ns, Singleton.hierarchy), plan.object);
       this.log.info({ namespace: ns, parent: plan.object.spec?.parent, conditions: plan.object.status?.conditions?.map((c) => c.reason) }, 'updated HierarchyConfiguration');
     }
+    if (plan.action !== 'none') this.recordConditionEvents(obj, current?.status?.conditions ?? [], plan.object.status?.conditions ?? []);
     // A namespace on its way out keeps its labels: rewriting them would only race the deletion.
     if (obj.metadata.deletionTimestamp) return;
     const meta = { labels: { ...(obj.metadata.labels ?? {}) }, annotations: { ...(obj.metadata.annotations ?? {}) } };
@@ -43,5 +46,16 @@ export class HierarchyReconciler {
       await this.writer.mergePatch(`/api/v1/namespaces/${ns}`, { metadata: { ...patch, resourceVersion: obj.metadata.resourceVersion } });
       this.log.info({ namespace: ns, labels: patch.labels, annotations: patch.annotations }, 'updated namespace metadata');
     }
+  }
+
+  /** A Warning event on the Namespace when a condition appears, a Normal one when it clears. */
+  private recordConditionEvents(ns: NamespaceObject, before: readonly Condition[], after: readonly Condition[]): void {
+    if (!this.events) return;
+    const key = (c: Condition) => `${c.type}/${c.reason}/${c.message}`;
+    const had = new Set(before.map(key));
+    const has = new Set(after.map(key));
+    const target = { apiVersion: 'v1', kind: 'Namespace', name: ns.metadata.name, namespace: ns.metadata.name, uid: ns.metadata.uid };
+    for (const c of after) if (!had.has(key(c))) void this.events.warn(target, c.reason, c.message);
+    for (const c of before) if (!has.has(key(c))) void this.events.normal(target, `${c.reason}Cleared`, `Condition ${c.type} (${c.reason}) cleared: ${c.message}`);
   }
 }

@@ -15,6 +15,7 @@ import { Reflector } from '../../kube/watch/reflector.js';
 import { WorkQueue } from '../../kube/watch/workqueue.js';
 import type { Writer } from '../../kube/writer.js';
 import type { KubeClient } from '../../kube/client.js';
+import { queueMetrics, type Metrics } from '../../kube/metrics.js';
 
 export interface ResolvedType extends PropagationType {
   readonly version: string;
@@ -31,12 +32,14 @@ export class TypePropagator {
   private readonly queue: WorkQueue;
   private mode: PropagationMode;
   private running = false;
+  /** When a source change first asked for a namespace to be re-planned (propagation latency). */
+  private readonly pendingSince = new Map<string, number>();
   /** Copies confirmed in place per namespace (numPropagatedObjects). */
   private readonly propagated = new Map<string, number>();
 
   constructor(
     readonly type: ResolvedType,
-    private readonly deps: { client: KubeClient; cache: HierarchyCache; writer: Writer; events: EventRecorder; log: Logger; options?: PropagationOptions; workers: number; onCounts?: () => void },
+    private readonly deps: { client: KubeClient; cache: HierarchyCache; writer: Writer; events: EventRecorder; log: Logger; options?: PropagationOptions; workers: number; isLeader: () => boolean; metrics?: Metrics; onCounts?: () => void },
   ) {
     this.mode = type.mode;
     this.reflector = new Reflector<Obj>({
@@ -49,7 +52,7 @@ export class TypePropagator {
       },
       logger: deps.log,
     });
-    this.queue = new WorkQueue({ name: typeKey(type), itemBackoff: { initialMs: 50, maxMs: 30_000 } });
+    this.queue = new WorkQueue({ name: typeKey(type), itemBackoff: { initialMs: 50, maxMs: 30_000 }, metrics: queueMetrics(deps.metrics, typeKey(type)) });
     this.reflector.addHandler((event, obj, old) => this.onObject(event, obj, old));
   }
 
@@ -108,6 +111,10 @@ export class TypePropagator {
     return s.depth + s.processing + s.delayed === 0;
   }
 
+  resyncAll(): void {
+    this.replanAll();
+  }
+
   private replanAll(): void {
     if (!this.running) return;
     for (const ns of this.hierarchy.namespaceNames()) this.queue.add(ns);
@@ -126,7 +133,10 @@ export class TypePropagator {
     if (before !== undefined || after !== undefined) {
       const store = this.reflector.store;
       const hasCopy = (d: string) => inheritedFrom((store.get(`${d}/${name}`) ?? {}) as PropagatableObject) === ns;
-      for (const d of namespacesToReplan(this.context(), { namespace: ns, name, before, after }, hasCopy)) this.queue.add(d);
+      for (const d of namespacesToReplan(this.context(), { namespace: ns, name, before, after }, hasCopy)) {
+        if (!this.pendingSince.has(d)) this.pendingSince.set(d, performance.now());
+        this.queue.add(d);
+      }
       if (after) for (const w of sourceWarnings(after, this.context().type)) void this.deps.events.warn(this.target(after as Obj), w.reason, w.message);
     }
     void old;
@@ -142,6 +152,7 @@ export class TypePropagator {
   }
 
   private async reconcile(ns: string): Promise<void> {
+    if (!this.deps.isLeader()) return;
     const ctx = this.context();
     const existing = this.reflector.store.byNamespace(ns) as Obj[];
     const plan = planNamespace(ctx, ns, existing);
@@ -198,5 +209,10 @@ export class TypePropagator {
       this.deps.onCounts?.();
     }
     if (failures.length) throw failures[0];
+    const since = this.pendingSince.get(ns);
+    if (since !== undefined) {
+      this.pendingSince.delete(ns);
+      this.deps.metrics?.propagationSeconds.observe({ type: typeKey(this.type) }, (performance.now() - since) / 1000);
+    }
   }
 }

@@ -1,0 +1,129 @@
+// The manager's command-line flags, named as HNC's (reference §11.1) so its manifests keep working,
+// plus hnc-ts's own (marked).
+import { parseArgs } from 'node:util';
+import { DEFAULT_EXCLUDED_NAMESPACES, DEFAULT_HNC_NAMESPACE, DEFAULT_NOPROPAGATION_LABEL } from '../core/api/constants.js';
+import { HierarchyPolicy } from '../core/hierarchy/policy.js';
+import { copyPolicy, DEFAULT_NEVER_COPIED_KEYS } from '../core/propagation/copy.js';
+import type { PropagationOptions } from '../core/propagation/decide.js';
+
+export interface ManagerFlags {
+  policy: HierarchyPolicy;
+  namespace: string;
+  workers: number;
+  qps: number;
+  propagation: PropagationOptions;
+  webhooks: boolean;
+  webhookPort: number;
+  certDir?: string;
+  leaderElection: boolean;
+  leaderElectionId: string;
+  leaseSeconds: number;
+  healthAddress: string;
+  metricsAddress: string;
+}
+
+export const MANAGER_FLAG_HELP = `Manager flags (as HNC's unless marked):
+  --excluded-namespace NS            never manage NS (repeatable; default kube-system, kube-public, kube-node-lease)
+  --included-namespace-regex RE      manage only namespaces matching ^RE$ (default .*)
+  --managed-namespace-label RE       namespace label keys HNC manages and propagates (repeatable)
+  --managed-namespace-annotation RE  namespace annotation keys HNC manages and propagates (repeatable)
+  --namespace NS                     HNC's own namespace, always excluded (default hnc-system)
+  --max-reconciles N                 concurrent reconciles per controller (default 10)
+  --apiserver-qps-throttle N         client-side write QPS (default 50; burst 1.5x)
+  --unpropagated-label KEY           label key never copied to propagated objects (repeatable)
+  --unpropagated-annotation KEY      annotation key never copied (repeatable)
+  --never-copy-key KEY               (hnc-ts) replaces the default never-copied keys (repeatable; 'none' for none)
+                                     default: ${DEFAULT_NEVER_COPIED_KEYS.map((k) => k.key).join(', ')}
+  --nopropagation-label KEY=VALUE    objects with this label are never propagated (repeatable; default ${DEFAULT_NOPROPAGATION_LABEL.key}=${DEFAULT_NOPROPAGATION_LABEL.value})
+  --no-webhooks                      run without the admission webhooks
+  --webhook-server-port N            webhook HTTPS port (default 9443; 0 picks a free one)
+  --cert-dir DIR                     serve tls.crt/tls.key from DIR (cert-manager) instead of managing certificates
+  --enable-leader-election           reconcile only while holding the lease (for several replicas)
+  --leader-election-id NAME          the Lease's name (default controller-leader-election-helper)
+  --leader-election-lease-seconds N  (hnc-ts) lease duration (default 15; renewal deadline 2/3 of it)
+  --health-probe-bind-address ADDR   /healthz and /readyz (default :8081; empty disables)
+  --metrics-addr ADDR                /metrics (default :8080; empty disables)
+`;
+
+export const managerFlagOptions = {
+  'excluded-namespace': { type: 'string', multiple: true },
+  'included-namespace-regex': { type: 'string' },
+  'managed-namespace-label': { type: 'string', multiple: true },
+  'managed-namespace-annotation': { type: 'string', multiple: true },
+  namespace: { type: 'string' },
+  'max-reconciles': { type: 'string' },
+  'apiserver-qps-throttle': { type: 'string' },
+  'unpropagated-label': { type: 'string', multiple: true },
+  'unpropagated-annotation': { type: 'string', multiple: true },
+  'never-copy-key': { type: 'string', multiple: true },
+  'nopropagation-label': { type: 'string', multiple: true },
+  'no-webhooks': { type: 'boolean' },
+  'webhook-server-port': { type: 'string' },
+  'cert-dir': { type: 'string' },
+  'enable-leader-election': { type: 'boolean' },
+  'leader-election-id': { type: 'string' },
+  'leader-election-lease-seconds': { type: 'string' },
+  'health-probe-bind-address': { type: 'string' },
+  'metrics-addr': { type: 'string' },
+} as const;
+
+type Values = Partial<Record<keyof typeof managerFlagOptions, string | string[] | boolean | undefined>>;
+
+export class FlagError extends Error {
+  override name = 'FlagError';
+}
+
+const wholeNumber = (v: unknown, flag: string, dflt: number, min = 1): number => {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new FlagError(`--${flag} must be a whole number of at least ${min}, not ${JSON.stringify(v)}`);
+  return n;
+};
+
+function noPropagationLabels(values: string[] | undefined): Array<{ key: string; value: string }> {
+  if (!values) return [{ ...DEFAULT_NOPROPAGATION_LABEL }];
+  return values.map((v) => {
+    const parts = v.split('=');
+    if (parts.length !== 2 || !parts[0]) throw new FlagError(`--nopropagation-label must be KEY=VALUE with a non-empty key, not ${JSON.stringify(v)}`);
+    return { key: parts[0], value: parts[1]! };
+  });
+}
+
+export function managerFlagsFrom(values: Values): ManagerFlags {
+  const namespace = (values.namespace as string | undefined) ?? DEFAULT_HNC_NAMESPACE;
+  const policy = new HierarchyPolicy({
+    excludedNamespaces: (values['excluded-namespace'] as string[] | undefined) ?? [...DEFAULT_EXCLUDED_NAMESPACES],
+    includedNamespaceRegex: values['included-namespace-regex'] as string | undefined,
+    managedLabels: values['managed-namespace-label'] as string[] | undefined,
+    managedAnnotations: values['managed-namespace-annotation'] as string[] | undefined,
+    hncNamespace: namespace,
+  });
+  const never = values['never-copy-key'] as string[] | undefined;
+  return {
+    policy,
+    namespace,
+    workers: wholeNumber(values['max-reconciles'], 'max-reconciles', 10),
+    qps: wholeNumber(values['apiserver-qps-throttle'], 'apiserver-qps-throttle', 50),
+    propagation: {
+      copy: copyPolicy({
+        neverCopied: never ? never.filter((k) => k !== 'none') : undefined,
+        unpropagatedLabels: values['unpropagated-label'] as string[] | undefined,
+        unpropagatedAnnotations: values['unpropagated-annotation'] as string[] | undefined,
+      }),
+      noPropagationLabels: noPropagationLabels(values['nopropagation-label'] as string[] | undefined),
+    },
+    webhooks: values['no-webhooks'] !== true,
+    webhookPort: wholeNumber(values['webhook-server-port'], 'webhook-server-port', 9443, 0),
+    certDir: values['cert-dir'] as string | undefined,
+    leaderElection: values['enable-leader-election'] === true,
+    leaderElectionId: (values['leader-election-id'] as string | undefined) ?? 'controller-leader-election-helper',
+    leaseSeconds: wholeNumber(values['leader-election-lease-seconds'], 'leader-election-lease-seconds', 15, 2),
+    healthAddress: (values['health-probe-bind-address'] as string | undefined) ?? ':8081',
+    metricsAddress: (values['metrics-addr'] as string | undefined) ?? ':8080',
+  };
+}
+
+export function parseManagerFlags(argv: string[]): ManagerFlags {
+  const { values } = parseArgs({ args: argv, options: managerFlagOptions, strict: true });
+  return managerFlagsFrom(values);
+}

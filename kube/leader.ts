@@ -1,0 +1,130 @@
+// Leader election over a coordination.k8s.io Lease, as client-go's: acquire when free or expired,
+// renew every retry period, give up leadership when renewal fails past the renew deadline, and
+// release the lease on a clean stop so that a successor need not wait for it to expire.
+import { isConflict, isNotFound, type KubeClient } from './client.js';
+import type { Logger } from './watch/logger.js';
+
+export interface LeaderOptions {
+  client: KubeClient;
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  logger: Logger & { info(obj: object, msg?: string): void };
+  onStartedLeading: () => void | Promise<void>;
+  onStoppedLeading: () => void | Promise<void>;
+}
+
+interface Lease {
+  apiVersion: 'coordination.k8s.io/v1';
+  kind: 'Lease';
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
+}
+
+const micro = (d: Date) => d.toISOString().replace('Z', '000Z');
+
+export class LeaderElector {
+  private timer?: ReturnType<typeof setTimeout>;
+  private leading = false;
+  private stopped = false;
+  private lastRenew = 0;
+  private readonly duration: number;
+  private readonly deadline: number;
+  private readonly retry: number;
+
+  constructor(private readonly opts: LeaderOptions) {
+    this.duration = opts.leaseDurationMs ?? 15_000;
+    this.deadline = opts.renewDeadlineMs ?? 10_000;
+    this.retry = opts.retryPeriodMs ?? 2_000;
+  }
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  private get path(): string {
+    return `/apis/coordination.k8s.io/v1/namespaces/${this.opts.namespace}/leases/${this.opts.name}`;
+  }
+
+  start(): void {
+    void this.tick();
+  }
+
+  /** Stops campaigning; a leader steps down and releases the lease. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.leading) {
+      this.leading = false;
+      await this.opts.onStoppedLeading();
+      await this.release().catch((err: unknown) => this.opts.logger.warn({ err: (err as Error).message }, 'could not release the lease'));
+    }
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const ok = await this.tryAcquireOrRenew();
+      if (ok) this.lastRenew = Date.now();
+      if (ok && !this.leading) {
+        this.leading = true;
+        this.opts.logger.info({ lease: this.opts.name, identity: this.opts.identity }, 'became the leader');
+        await this.opts.onStartedLeading();
+      }
+    } catch (err) {
+      this.opts.logger.warn({ lease: this.opts.name, err: (err as Error).message }, 'leader election request failed');
+    }
+    if (this.leading && Date.now() - this.lastRenew > this.deadline) {
+      // Could not renew in time: another replica may take over now, so stop acting at once.
+      this.leading = false;
+      this.opts.logger.warn({ lease: this.opts.name }, 'lost the lease');
+      await this.opts.onStoppedLeading();
+    }
+    if (!this.stopped) this.timer = setTimeout(() => void this.tick(), this.retry);
+  }
+
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const now = new Date();
+    const lease = await this.opts.client.get<Lease>(this.path).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
+    const spec = { holderIdentity: this.opts.identity, leaseDurationSeconds: Math.ceil(this.duration / 1000), renewTime: micro(now) };
+    if (!lease) {
+      try {
+        await this.opts.client.create(`/apis/coordination.k8s.io/v1/namespaces/${this.opts.namespace}/leases`, {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: this.opts.name, namespace: this.opts.namespace },
+          spec: { ...spec, acquireTime: micro(now), leaseTransitions: 0 },
+        });
+        return true;
+      } catch (err) {
+        if (isConflict(err)) return false;
+        throw err;
+      }
+    }
+    const holder = lease.spec.holderIdentity;
+    const renewed = lease.spec.renewTime ? Date.parse(lease.spec.renewTime) : 0;
+    const expired = renewed + (lease.spec.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
+    if (holder && holder !== this.opts.identity && !expired) return false;
+    const taking = holder !== this.opts.identity;
+    const next: Lease = {
+      ...lease,
+      spec: { ...lease.spec, ...spec, ...(taking ? { acquireTime: micro(now), leaseTransitions: (lease.spec.leaseTransitions ?? 0) + 1 } : {}) },
+    };
+    try {
+      await this.opts.client.replace(this.path, next);
+      return true;
+    } catch (err) {
+      if (isConflict(err)) return false;
+      throw err;
+    }
+  }
+
+  private async release(): Promise<void> {
+    const lease = await this.opts.client.get<Lease>(this.path);
+    if (lease.spec.holderIdentity !== this.opts.identity) return;
+    await this.opts.client.replace(this.path, { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: micro(new Date()) } });
+  }
+}
