@@ -17,98 +17,11 @@ export type Result<T> = { readonly ok: true; readonly value: T } | { readonly ok
 const ok = <T>(value: T): Result<T> => ({ ok: true, value });
 const fail = <T>(error: string): Result<T> => ({ ok: false, error });
 
-// ---- Kubernetes validation texts (k8s.io/apimachinery/pkg/util/validation, as HNC links it) ------
+// The Kubernetes name checks and Go quoting live in core/util/k8s-names.ts; these names are kept
+// for callers of the selector module.
+import { isDns1123Label as dns1123LabelErrors, isQualifiedName as labelKeyErrors, isValidLabelValue as labelValueErrors, goQuote } from '../util/k8s-names.js';
 
-const QUALIFIED_NAME_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
-const QUALIFIED_NAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const LABEL_VALUE_FMT = `(${QUALIFIED_NAME_FMT})?`;
-const LABEL_VALUE_MSG = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const DNS1123_LABEL_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const DNS1123_LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`;
-const DNS1123_SUBDOMAIN_MSG = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-
-const whole = (fmt: string): RegExp => new RegExp(`^(?:${fmt})$`);
-const QUALIFIED_NAME_RE = whole(QUALIFIED_NAME_FMT);
-const LABEL_VALUE_RE = whole(LABEL_VALUE_FMT);
-const DNS1123_LABEL_RE = whole(DNS1123_LABEL_FMT);
-const DNS1123_SUBDOMAIN_RE = whole(DNS1123_SUBDOMAIN_FMT);
-
-const encoder = new TextEncoder();
-/** Go measures strings in bytes. */
-const byteLength = (s: string): number => encoder.encode(s).length;
-
-const maxLenError = (n: number): string => `must be no more than ${n} characters`;
-const EMPTY_ERROR = 'must be non-empty';
-
-function regexError(msg: string, fmt: string, ...examples: string[]): string {
-  if (examples.length === 0) return `${msg} (regex used for validation is '${fmt}')`;
-  // Kubernetes writes "(e.g. 'A',  or 'B', regex ...)": the double space is theirs.
-  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${fmt}')`;
-}
-
-/** Kubernetes' IsDNS1123Label: the errors for a namespace name, empty if valid. */
-export function dns1123LabelErrors(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > 63) errs.push(maxLenError(63));
-  if (!DNS1123_LABEL_RE.test(value)) errs.push(regexError(DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, 'my-name', '123-abc'));
-  return errs;
-}
-
-function dns1123SubdomainErrors(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > 253) errs.push(maxLenError(253));
-  if (!DNS1123_SUBDOMAIN_RE.test(value)) errs.push(regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, 'example.com'));
-  return errs;
-}
-
-/** Kubernetes' IsQualifiedName: the errors for a label key, empty if valid. */
-export function labelKeyErrors(value: string): string[] {
-  const errs: string[] = [];
-  const parts = value.split('/');
-  let name: string;
-  if (parts.length === 1) {
-    name = parts[0]!;
-  } else if (parts.length === 2) {
-    const prefix = parts[0]!;
-    name = parts[1]!;
-    if (prefix === '') errs.push(`prefix part ${EMPTY_ERROR}`);
-    else errs.push(...dns1123SubdomainErrors(prefix).map((e) => `prefix part ${e}`));
-  } else {
-    return [
-      `a qualified name ${regexError(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
-    ];
-  }
-  if (name === '') errs.push(`name part ${EMPTY_ERROR}`);
-  else if (byteLength(name) > 63) errs.push(`name part ${maxLenError(63)}`);
-  if (!QUALIFIED_NAME_RE.test(name)) errs.push(`name part ${regexError(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, 'MyName', 'my.name', '123-abc')}`);
-  return errs;
-}
-
-/** Kubernetes' IsValidLabelValue: the errors for a label value, empty if valid. */
-export function labelValueErrors(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > 63) errs.push(maxLenError(63));
-  if (!LABEL_VALUE_RE.test(value)) errs.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
-  return errs;
-}
-
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-const ESCAPES: Record<string, string> = { '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v', '"': '\\"', '\\': '\\\\' };
-
-/** A string as Go's %q (strconv.Quote) writes it, which is how Kubernetes quotes bad values. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    if (ESCAPES[ch] !== undefined) out += ESCAPES[ch];
-    else if (PRINTABLE.test(ch)) out += ch;
-    else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
-    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
-  }
-  return `${out}"`;
-}
+export { dns1123LabelErrors, labelKeyErrors, labelValueErrors, goQuote };
 
 /** field.Invalid(path, value, detail).Error() of apimachinery. */
 const invalidValue = (path: string, value: string, errs: readonly string[]): string => `${path}: Invalid value: ${goQuote(value)}: ${errs.join('; ')}`;

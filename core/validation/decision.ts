@@ -6,6 +6,7 @@
 //
 // where <message> is the `message` of a Denied decision. The shell turns a Decision into an
 // AdmissionReview response (status.code, status.reason, status.message, patch, warnings).
+import { goQuote } from '../util/k8s-names.js';
 import { GROUP, Kind, Plural } from '../api/constants.js';
 
 // ---- requests -------------------------------------------------------------------------------------
@@ -209,28 +210,5 @@ export function aggregateText(msgs: readonly string[]): string {
   return seen.length === 1 ? seen[0]! : `[${seen.join(', ')}]`;
 }
 
-// ---- Go's %q ----------------------------------------------------------------------------------------
-
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v', '"': '\\"', '\\': '\\\\' };
-
-/**
- * A string quoted as Go's `%q` (strconv.Quote) quotes it: printable characters kept as they are,
- * C escapes for the usual controls, `\xNN` for other ASCII controls, `\uNNNN`/`\UNNNNNNNN` for other
- * non-printable characters. (Printability is approximated with Unicode categories L, M, N, P, S.)
- */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const esc = SHORT_ESCAPES[ch];
-    if (esc !== undefined) {
-      out += esc;
-      continue;
-    }
-    const cp = ch.codePointAt(0)!;
-    if (cp < 0x80 && !PRINTABLE.test(ch)) out += '\\x' + cp.toString(16).padStart(2, '0');
-    else if (!PRINTABLE.test(ch)) out += cp > 0xffff ? '\\U' + cp.toString(16).padStart(8, '0') : '\\u' + cp.toString(16).padStart(4, '0');
-    else out += ch;
-  }
-  return out + '"';
-}
+// Go's %q lives with the other Kubernetes text helpers.
+export { goQuote };

@@ -3,8 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { ApiError, isNotFound } from '../../kube/client.js';
-import { TestCluster, eventually, kubectl } from '../support/cluster.js';
+import type { ApiError} from '../../kube/client.js';
+import { isNotFound } from '../../kube/client.js';
+import { TestCluster, eventually, kubectl, refusal } from '../support/cluster.js';
 
 let cluster: TestCluster;
 beforeAll(async () => {
@@ -12,14 +13,6 @@ beforeAll(async () => {
 });
 afterAll(() => cluster.cleanup());
 
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ApiError);
-  return err as ApiError;
-}
 
 describe('the local control plane', () => {
   it('deletes a namespace with content, and it is really gone (namespace controller)', async () => {

@@ -1,7 +1,6 @@
 // The four HNC CRDs are installed on the real apiserver, and their schemas reject what HNC's do.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../kube/client.js';
-import { TestCluster } from '../support/cluster.js';
+import { TestCluster, refusal } from '../support/cluster.js';
 
 const HNC = '/apis/hnc.x-k8s.io/v1alpha2';
 let cluster: TestCluster;
@@ -13,14 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => cluster.cleanup());
 
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ApiError);
-  return err as ApiError;
-}
 
 describe('HNC CRDs on the real apiserver', () => {
   it('serves the four kinds of hnc.x-k8s.io/v1alpha2 with HNC names, scopes and short names', async () => {

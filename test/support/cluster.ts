@@ -1,10 +1,10 @@
 // What an integration test needs from the shared control plane: clients as admin or as any
 // user, and namespaces of its own that it cleans up.
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
-import { KubeClient, isNotFound } from '../../kube/client.js';
+import { ApiError, KubeClient, isNotFound } from '../../kube/client.js';
 import { mintUser, loadClusterCa } from '../control-plane/index.js';
 import type { CertificateAuthority } from '../../kube/pki.js';
 
@@ -109,4 +109,14 @@ export async function eventuallyEqual<T>(read: () => Promise<T>, expected: T, wh
   } catch {
     throw new Error(`timed out waiting for ${what}: expected ${JSON.stringify(expected)}, last saw ${JSON.stringify(last)}`);
   }
+}
+
+/** The ApiError a request fails with (the test fails if it succeeds or fails otherwise). */
+export async function refusal(p: Promise<unknown>): Promise<ApiError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ApiError);
+  return err as ApiError;
 }
