@@ -123,7 +123,35 @@ export function managerFlagsFrom(values: Values): ManagerFlags {
   };
 }
 
+/**
+ * HNC manager flags hnc-ts accepts and ignores, so HNC's manifests start it unchanged: booleans
+ * (also as `--flag=false`) and flags with a value (`--flag V` or `--flag=V`).
+ */
+const IGNORED_HNC_BOOLEANS = ['enable-internal-cert-management', 'cert-restart-on-secret-refresh', 'enable-stackdriver', 'suppress-object-tags', 'debug-logs', 'enable-test-log', 'enable-hrq', 'webhooks-only'];
+const IGNORED_HNC_VALUES = ['hrq-sync-interval', 'apiextension-addr'];
+
+/** Removes the HNC flags hnc-ts ignores; returns the rest and the names it removed. */
+export function withoutIgnoredHncFlags(argv: readonly string[]): { args: string[]; ignored: string[] } {
+  const args: string[] = [];
+  const ignored: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const m = /^--([^=]+)(=.*)?$/.exec(a);
+    if (m && IGNORED_HNC_BOOLEANS.includes(m[1]!)) {
+      ignored.push(m[1]!);
+      continue;
+    }
+    if (m && IGNORED_HNC_VALUES.includes(m[1]!)) {
+      ignored.push(m[1]!);
+      if (m[2] === undefined) i++; // the value is the next word
+      continue;
+    }
+    args.push(a);
+  }
+  return { args, ignored };
+}
+
 export function parseManagerFlags(argv: string[]): ManagerFlags {
-  const { values } = parseArgs({ args: argv, options: managerFlagOptions, strict: true });
+  const { values } = parseArgs({ args: withoutIgnoredHncFlags(argv).args, options: managerFlagOptions, strict: true });
   return managerFlagsFrom(values);
 }

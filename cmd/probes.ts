@@ -13,7 +13,8 @@ export interface ProbeRoutes {
 export function parseAddress(addr: string): { host: string; port: number } | undefined {
   if (addr === '' || addr === '0') return undefined;
   const i = addr.lastIndexOf(':');
-  const host = i <= 0 ? '0.0.0.0' : addr.slice(0, i);
+  // No host (":8081"): every address, IPv6 and IPv4 alike.
+  const host = i <= 0 ? '' : addr.slice(0, i).replace(/^\[(.*)\]$/, '$1');
   const port = Number(i < 0 ? addr : addr.slice(i + 1));
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`not a listen address: ${JSON.stringify(addr)}`);
   return { host, port };
@@ -43,7 +44,8 @@ export async function serveProbes(addr: string, routes: ProbeRoutes): Promise<{ 
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(at.port, at.host, () => resolve());
+    if (at.host) server.listen(at.port, at.host, () => resolve());
+    else server.listen(at.port, () => resolve());
   });
   return {
     port: (server.address() as AddressInfo).port,

@@ -9,7 +9,7 @@ import { KubeClient, ApiError } from '../kube/client.js';
 import { installCrds, installRbac, loadCrds, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
 import { createLogger } from '../kube/log.js';
 import { PolicyError } from '../core/hierarchy/policy.js';
-import { FlagError, MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom } from './flags.js';
+import { FlagError, MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom, withoutIgnoredHncFlags } from './flags.js';
 import { startHnc, type Hnc } from './hnc.js';
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -25,7 +25,9 @@ own service account (${MANAGER_USER}), bound only to the ClusterRole in deploy/r
 ${MANAGER_FLAG_HELP}`;
 
 async function main(): Promise<void> {
+  const { args, ignored } = withoutIgnoredHncFlags(process.argv.slice(2));
   const { values: flags } = parseArgs({
+    args,
     options: {
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
   }
   const manager = managerFlagsFrom(flags);
   const logger = createLogger({ name: 'hnc' });
+  if (ignored.length) logger.warn({ flags: ignored }, 'ignoring HNC flags that hnc-ts does not need');
   const given = flags.kubeconfig ?? process.env.KUBECONFIG;
   const inCluster = !given && !!process.env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN);
   let cp: LocalControlPlane | undefined;

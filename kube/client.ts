@@ -49,11 +49,26 @@ export interface Response {
 }
 
 export class KubeClient {
+  private refreshedAt = Date.now();
+
   private constructor(
     readonly kubeConfig: KubeConfig,
     readonly server: string,
-    private readonly base: https.RequestOptions,
+    private base: https.RequestOptions,
   ) {}
+
+  /**
+   * Credentials can change under a running process (a pod's projected service-account token is
+   * rotated on disk): re-read them once a minute.
+   */
+  private refreshCredentials(): void {
+    if (Date.now() - this.refreshedAt < 60_000) return;
+    this.refreshedAt = Date.now();
+    const opts: https.RequestOptions = {};
+    void this.kubeConfig.applyToHTTPSOptions(opts).then(() => {
+      if (opts.headers) this.base = { ...this.base, headers: opts.headers };
+    });
+  }
 
   /** From a kubeconfig file path, or from the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
   static async fromKubeconfig(path?: string, context?: string): Promise<KubeClient> {
@@ -81,6 +96,7 @@ export class KubeClient {
 
   /** Sends one request and returns the raw answer, whatever its status code. */
   raw(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
+    this.refreshCredentials();
     const u = this.url(path, opts.query);
     const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     return new Promise((resolve, reject) => {

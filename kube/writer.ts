@@ -16,6 +16,12 @@ export class Writer {
   private readonly limiter: TokenBucket;
   /** Write attempts by verb, successful or not. */
   readonly counts: Record<WriteVerb, number> = { create: 0, update: 0, patch: 0, delete: 0 };
+  private readonly byResource = new Map<string, number>();
+
+  /** Write attempts to one resource (e.g. "roles", "namespaces", "hierarchyconfigurations"). */
+  writesTo(resource: string): number {
+    return this.byResource.get(resource) ?? 0;
+  }
 
   constructor(
     readonly client: KubeClient,
@@ -51,6 +57,8 @@ export class Writer {
   private async write<T>(verb: WriteVerb, method: string, path: string, opts: RequestOptions): Promise<T> {
     await this.limiter.take();
     this.counts[verb]++;
+    const resource = resourceOf(path);
+    this.byResource.set(resource, (this.byResource.get(resource) ?? 0) + 1);
     try {
       const res = await this.client.request<T>(method, path, opts);
       this.opts.onWrite?.(verb, path, true);
@@ -60,4 +68,12 @@ export class Writer {
       throw err;
     }
   }
+}
+
+/** The resource a REST path names: /api/v1/namespaces/x/roles/y -> roles; /api/v1/namespaces/x -> namespaces. */
+export function resourceOf(path: string): string {
+  const parts = path.split('/').filter(Boolean);
+  const rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
+  if (rest[0] === 'namespaces' && rest.length > 2) return rest[2]!;
+  return rest[0] ?? '';
 }

@@ -58,6 +58,8 @@ export class WebhookServer {
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeIdleConnections();
+      // The apiserver keeps connections alive; give answers in flight a moment, then cut them.
+      setTimeout(() => this.server.closeAllConnections(), 1000).unref();
     });
   }
 

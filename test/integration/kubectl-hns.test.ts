@@ -107,6 +107,84 @@ describe('kubectl hns', () => {
     expect(bobSet.stderr).toContain('User "bob" cannot');
   });
 
+  it('describe lists inherited objects with their source, and --object explains why an object is or is not propagated', async () => {
+    const parent = await cluster.namespace('src');
+    const child = await cluster.namespace('dst');
+    expect((await hns(cluster.kubeconfigPath, 'set', child, '--parent', parent)).code).toBe(0);
+    const rbac = (ns: string) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`;
+    const rules = [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }];
+    await cluster.admin.create(rbac(parent), { metadata: { name: 'shared-reader' }, rules });
+    await cluster.admin.create(rbac(parent), { metadata: { name: 'kept-home', annotations: { 'propagate.hnc.x-k8s.io/none': 'true' } }, rules });
+
+    // describe: the inherited Role, with the namespace it comes from.
+    const described = await eventually(async () => {
+      const out = await hns(cluster.kubeconfigPath, 'describe', child);
+      return out.stdout.includes(`  - Role/shared-reader (from ${parent})\n`) ? out : undefined;
+    }, 'describe to list the inherited Role');
+    expect(described.code).toBe(0);
+    expect(described.stdout).toContain(`Hierarchy configuration for namespace ${child}\n  Parent: ${parent}\n`);
+    expect(described.stdout).toContain('\nInherited objects:\n');
+    expect(described.stdout).not.toContain('kept-home');
+
+    // --object: the propagated Role, and the one its annotation keeps at home.
+    expect(await hns(cluster.kubeconfigPath, 'describe', child, '--object', 'role/shared-reader')).toEqual({
+      code: 0,
+      stdout: [
+        `Role shared-reader in namespace ${child}: propagated from ${parent}`,
+        '  Type: roles (mode Propagate)',
+        `  Ancestors, highest first: ${parent}`,
+        `  - ${parent}: source, propagates to ${child}: it wins (the highest ancestor whose source does)`,
+        `  In ${child}: a copy from ${parent} (hnc.x-k8s.io/inherited-from=${parent})`,
+        '',
+      ].join('\n'),
+      stderr: '',
+    });
+    expect(await hns(cluster.kubeconfigPath, 'describe', child, '--object', 'roles.rbac.authorization.k8s.io/kept-home')).toEqual({
+      code: 0,
+      stdout: [
+        `Role kept-home in namespace ${child}: not propagated`,
+        '  Type: roles (mode Propagate)',
+        `  Ancestors, highest first: ${parent}`,
+        `  - ${parent}: source, not propagated to ${child}: propagate.hnc.x-k8s.io/none is "true"`,
+        `  In ${child}: no Role of that name`,
+        '',
+      ].join('\n'),
+      stderr: '',
+    });
+    // A name no ancestor holds, a type HNC does not handle, and a malformed --object.
+    expect((await hns(cluster.kubeconfigPath, 'describe', child, '--object', 'Role/nothing')).stdout).toContain(`  No ancestor has a Role named nothing\n`);
+    const unknown = await hns(cluster.kubeconfigPath, 'describe', child, '--object', 'widgets/x');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^Error: HNC does not handle a type named "widgets"; the types it handles are roles, rolebindings.*\n$/);
+    expect(await hns(cluster.kubeconfigPath, 'describe', child, '--object', 'nothing')).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'Error: --object must be TYPE/NAME, e.g. role/admin or secrets/db-password; got "nothing"\n',
+    });
+  });
+
+  it('marks a subnamespace [s] in the tree even when the user may not read it', async () => {
+    // carol is admin of her namespace only, through a RoleBinding that does not propagate: she may
+    // list the anchors there, but not read the subnamespace an admin made under it.
+    const home = await cluster.namespace('carol');
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${home}/rolebindings`, {
+      metadata: { name: 'carol-admin', annotations: { 'propagate.hnc.x-k8s.io/none': 'true' } },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'carol' }],
+    });
+    const carol = (await cluster.user('carol')).kubeconfigPath;
+    const sub = TestCluster.uniqueName('hidden');
+    expect((await hns(cluster.kubeconfigPath, 'create', sub, '-n', home)).code).toBe(0);
+    await eventuallyEqual(async () => (await hns(cluster.kubeconfigPath, 'tree', home)).stdout, `${home}\n└── [s] ${sub}\n\n[s] indicates subnamespaces\n`, 'the subnamespace in the tree');
+    expect(await hns(carol, 'tree', home)).toEqual({ code: 0, stdout: `${home}\n└── [s] ${sub} (no permission to read ${sub})\n\n[s] indicates subnamespaces\n`, stderr: '' });
+    // Her describe works too: what she may not read (the cluster-wide configuration) is a note.
+    const described = await hns(carol, 'describe', home);
+    expect(described).toMatchObject({ code: 0, stderr: '' });
+    expect(described.stdout).toContain(`  Children:\n  - ${sub} (subnamespace)\n`);
+    expect(described.stdout).toContain('\nNo inherited objects (looked at roles, rolebindings)\n  (no permission to read HNCConfiguration config, so only roles and rolebindings were looked at)\n');
+    expect((await hns(cluster.kubeconfigPath, 'delete', sub, '-n', home, '-a')).code).toBe(0);
+  });
+
   it('reports its version', async () => {
     const v = await hns(cluster.kubeconfigPath, 'version');
     expect(v.code).toBe(0);

@@ -4,6 +4,12 @@ import type { Hnc } from '../../cmd/hnc.js';
 import { TestCluster, eventually, eventuallyEqual, kubectl } from '../support/cluster.js';
 import { removeWebhookConfigurations, startHncWithWebhooks } from '../support/manager.js';
 import { createAnchor, getAnchor, namespaceExists, setParent, treeDepths } from '../support/hnc.js';
+import { inject } from 'vitest';
+import { KubeClient } from '../../kube/client.js';
+import { MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
+import { createLogger } from '../../kube/log.js';
+import { InternalCertificates } from '../../webhooks/certs.js';
+import { mintUser } from '../control-plane/index.js';
 
 let cluster: TestCluster;
 let hnc: Hnc;
@@ -141,6 +147,28 @@ describe('webhooks', () => {
     // An admin of both may.
     const ok = await kubectl(carol, ['hns', 'set', mine2, '--parent', mine]);
     expect(ok.code).toBe(0);
+  });
+
+  it('keeps the objects webhook to the propagated kinds and included namespaces', async () => {
+    const vwc = await cluster.admin.get<{ webhooks: Array<{ name: string; rules?: Array<{ apiGroups: string[]; resources: string[] }>; namespaceSelector?: unknown; failurePolicy: string }> }>(
+      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hnc-validating-webhook-configuration',
+    );
+    const objects = vwc.webhooks.find((w) => w.name === 'objects.hnc.x-k8s.io')!;
+    expect(objects.rules?.map((r) => [r.apiGroups, r.resources])).toEqual([[['rbac.authorization.k8s.io'], ['rolebindings', 'roles']]]);
+    expect(objects.namespaceSelector).toEqual({ matchLabels: { 'hnc.x-k8s.io/included-namespace': 'true' } });
+    const namespaces = vwc.webhooks.find((w) => w.name === 'namespaces.hnc.x-k8s.io')!;
+    expect(JSON.stringify(namespaces.namespaceSelector)).toContain('kube-system');
+  });
+
+  it('keeps its serving certificate in a Secret and renews it before expiry, keeping the CA', async () => {
+    const client = await KubeClient.fromKubeconfig((await mintUser(inject('stateDir'), MANAGER_USER, MANAGER_GROUPS)).kubeconfigPath);
+    // The running HNC's own Secret (its RBAC allows no other), with the names it was issued for.
+    const certs = new InternalCertificates({ client, namespace: 'hnc-system', dnsNames: ['hnc-webhook-service.hnc-system.svc', 'hnc-webhook-service.hnc-system.svc.cluster.local'], ips: ['127.0.0.1'], logger: createLogger({ level: 'silent' }) });
+    const first = await certs.ensure();
+    expect(await certs.ensure()).toEqual(first); // fresh: nothing changes
+    const later = await certs.ensure(Date.now() + 340 * 24 * 3600 * 1000); // within 30 days of expiry
+    expect(later.cert).not.toBe(first.cert);
+    expect(later.ca).toBe(first.ca);
   });
 
   it('with HNC stopped, objects of kinds not propagated and namespaces it excludes can still be changed', async () => {

@@ -120,3 +120,16 @@ export async function refusal(p: Promise<unknown>): Promise<ApiError> {
   expect(err).toBeInstanceOf(ApiError);
   return err as ApiError;
 }
+
+/** Read-modify-write of one object, retried on a conflict (the controller writes status too). */
+export async function update<T extends object>(client: KubeClient, path: string, change: (obj: T) => T): Promise<void> {
+  for (;;) {
+    const obj = await client.get<T>(path);
+    try {
+      await client.replace(path, change(obj));
+      return;
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 409)) throw err;
+    }
+  }
+}

@@ -1,0 +1,197 @@
+// deploy/ and what is built from it: the kustomization renders (without kustomize) into the same
+// objects the tests apply, the Deployment's args are flags the manager accepts and its ports,
+// probes and Services agree with them, the pod is locked down, and the Dockerfile agrees with
+// tsconfig.build.json and the pod's user.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { parseManagerFlags } from '../../cmd/flags.js';
+import { readManifests } from '../../kube/apply.js';
+import { AGGREGATED_ROLES, MANAGER_RBAC, MANAGER_SERVICE_ACCOUNT, loadCrds } from '../../kube/install.js';
+import { renderInstall, type RenderedObject } from '../../scripts/build-install.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const NS = MANAGER_SERVICE_ACCOUNT.namespace;
+
+interface Probe {
+  httpGet: { path: string; port: string | number };
+}
+interface Container {
+  name: string;
+  image: string;
+  args?: string[];
+  env?: Array<{ name: string; value?: string }>;
+  ports?: Array<{ name: string; containerPort: number }>;
+  readinessProbe?: Probe;
+  livenessProbe?: Probe;
+  startupProbe?: Probe;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; runAsNonRoot?: boolean; capabilities?: { drop?: string[]; add?: string[] } };
+  volumeMounts?: Array<{ name: string; mountPath: string }>;
+}
+interface PodSpec {
+  serviceAccountName?: string;
+  securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; seccompProfile?: { type: string } };
+  containers: Container[];
+  affinity?: { podAntiAffinity?: unknown };
+  topologySpreadConstraints?: unknown[];
+}
+interface Deployment extends RenderedObject {
+  spec: { replicas: number; selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } };
+}
+interface Service extends RenderedObject {
+  spec: { selector: Record<string, string>; ports: Array<{ name: string; port: number; targetPort: string | number }> };
+}
+
+const rendered = renderInstall();
+const objects = rendered.objects;
+const find = <T extends RenderedObject>(kind: string, name: string) => {
+  const o = objects.find((x) => x.kind === kind && x.metadata.name === name);
+  if (!o) throw new Error(`install.yaml has no ${kind} ${name}`);
+  return o as T;
+};
+const id = (o: { kind: string; metadata: { name: string; namespace?: string } }) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+const deployment = find<Deployment>('Deployment', 'hnc-controller-manager');
+const pod = deployment.spec.template.spec;
+const manager = pod.containers.find((c) => c.name === 'manager')!;
+const portNamed = (name: string | number) => (typeof name === 'number' ? name : manager.ports?.find((p) => p.name === name)?.containerPort);
+const selects = (selector: Record<string, string>) => Object.entries(selector).every(([k, v]) => deployment.spec.template.metadata.labels[k] === v);
+const mebibytes = (q: string) => {
+  const m = /^(\d+)(Mi|Gi)$/.exec(q);
+  if (!m) throw new Error(`unexpected quantity ${q}`);
+  return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+};
+
+describe('deploy/ renders into dist/install.yaml', () => {
+  it('holds the CRDs and exactly the RBAC the tests apply', () => {
+    const shipped = new Set(objects.map(id));
+    for (const o of [...loadCrds(), ...readManifests(MANAGER_RBAC, AGGREGATED_ROLES)]) expect(shipped, id(o)).toContain(id(o));
+    const fromTests = new Map(readManifests(MANAGER_RBAC, AGGREGATED_ROLES).map((o) => [id(o), o]));
+    for (const o of objects.filter((x) => fromTests.has(id(x)))) expect(o).toEqual(fromTests.get(id(o)));
+  });
+
+  it('orders namespaces and CRDs first, and ships no webhook configuration (the manager writes them)', () => {
+    expect(objects[0]!.kind).toBe('Namespace');
+    const firstOther = objects.findIndex((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
+    expect(objects.slice(firstOther).some((o) => o.kind === 'Namespace' || o.kind === 'CustomResourceDefinition')).toBe(false);
+    expect(objects.filter((o) => o.kind.endsWith('WebhookConfiguration'))).toEqual([]);
+    expect(objects.filter((o) => o.metadata.namespace && o.metadata.namespace !== NS).map(id)).toEqual([]);
+  });
+
+  it('keeps the comments and parses back to the same objects', async () => {
+    expect(rendered.yaml).toContain('escalation trade-off');
+    const { parseAllDocuments } = await import('yaml');
+    expect(parseAllDocuments(rendered.yaml).map((d) => d.toJSON() as unknown)).toEqual(objects);
+  });
+
+  it('sets the image from the kustomization, or from --image', () => {
+    expect(manager.image).toMatch(/^hnc-ts:\d+\.\d+\.\d+/);
+    const other = renderInstall({ image: 'registry.example/hnc-ts:v9' }).objects.find((o) => o.kind === 'Deployment') as Deployment;
+    expect(other.spec.template.spec.containers[0]!.image).toBe('registry.example/hnc-ts:v9');
+  });
+});
+
+describe('the manager Deployment', () => {
+  it('runs two replicas as the service account bound by deploy/rbac', () => {
+    expect(deployment.metadata.namespace).toBe(NS);
+    expect(deployment.spec.replicas).toBe(2);
+    expect(pod.serviceAccountName).toBe(MANAGER_SERVICE_ACCOUNT.name);
+    expect(selects(deployment.spec.selector.matchLabels)).toBe(true);
+  });
+
+  it("passes only flags the manager accepts, with leader election on", () => {
+    const flags = parseManagerFlags(manager.args ?? []);
+    expect(flags.leaderElection).toBe(true);
+    expect(flags.webhooks).toBe(true);
+    expect(flags.namespace).toBe(NS);
+    expect(portNamed('webhook-server')).toBe(flags.webhookPort);
+    expect(portNamed('health')).toBe(Number(flags.healthAddress.split(':').pop()));
+    expect(portNamed('metrics')).toBe(Number(flags.metricsAddress.split(':').pop()));
+  });
+
+  it('probes /readyz and /healthz on the health port', () => {
+    expect(manager.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'health' });
+    expect(manager.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'health' });
+    expect(manager.startupProbe?.httpGet.port).toBe('health');
+  });
+
+  it('is locked down: non-root, read-only root filesystem, no capabilities, RuntimeDefault seccomp', () => {
+    expect(pod.securityContext?.runAsNonRoot).toBe(true);
+    expect(pod.securityContext?.runAsUser).toBeGreaterThan(0);
+    expect(pod.securityContext?.seccompProfile?.type).toBe('RuntimeDefault');
+    expect(manager.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+    expect(manager.securityContext?.capabilities?.add ?? []).toEqual([]);
+    const nsObj = find('Namespace', NS);
+    expect(nsObj.metadata.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
+  });
+
+  it("has resources, and a Node heap below the memory limit", () => {
+    expect(manager.resources?.requests?.cpu).toBeTruthy();
+    expect(manager.resources?.requests?.memory).toBeTruthy();
+    const limit = mebibytes(manager.resources!.limits!.memory!);
+    const heap = Number(/--max-old-space-size=(\d+)/.exec(manager.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '')?.[1]);
+    expect(heap).toBeGreaterThan(0);
+    expect(heap).toBeLessThan(limit * 0.85);
+  });
+
+  it('spreads its replicas', () => {
+    expect(pod.affinity?.podAntiAffinity ?? pod.topologySpreadConstraints).toBeTruthy();
+  });
+});
+
+describe('Services and the PodDisruptionBudget', () => {
+  it("routes hnc-webhook-service:443 to the webhook port (the Service the manager registers)", () => {
+    const svc = find<Service>('Service', 'hnc-webhook-service');
+    expect(svc.metadata.namespace).toBe(NS);
+    expect(selects(svc.spec.selector)).toBe(true);
+    const port = svc.spec.ports.find((p) => p.port === 443)!;
+    expect(portNamed(port.targetPort)).toBe(9443);
+    // The name the manager puts in its webhook configurations and serving certificate.
+    const sources = ['cmd/start.ts', 'webhooks/index.ts'].map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
+    expect(sources).toContain("'hnc-webhook-service'");
+  });
+
+  it('exposes the metrics port', () => {
+    const svc = find<Service>('Service', 'hnc-controller-manager-metrics-service');
+    expect(selects(svc.spec.selector)).toBe(true);
+    expect(portNamed(svc.spec.ports[0]!.targetPort)).toBe(8080);
+  });
+
+  it('keeps at least one replica through voluntary disruptions', () => {
+    const pdb = find<RenderedObject & { spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } } }>('PodDisruptionBudget', 'hnc-controller-manager');
+    expect(pdb.spec.minAvailable).toBe(1);
+    expect(pdb.spec.minAvailable).toBeLessThan(deployment.spec.replicas);
+    expect(selects(pdb.spec.selector.matchLabels)).toBe(true);
+  });
+});
+
+describe('the Dockerfile', () => {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  const build = ts.readConfigFile(join(ROOT, 'tsconfig.build.json'), ts.sys.readFile);
+
+  it('compiles cmd/start.ts by tsconfig.build.json and runs the compiled entry point', () => {
+    expect(build.error).toBeUndefined();
+    const config = build.config as { files: string[]; compilerOptions: { outDir: string; rootDir: string } };
+    expect(config.files).toEqual(['cmd/start.ts']);
+    expect(dockerfile).toContain('tsc -p tsconfig.build.json');
+    expect(dockerfile).toContain(`COPY --from=build /src/${config.compilerOptions.outDir}/ ./`);
+    expect(dockerfile).toMatch(/ENTRYPOINT \[.*"cmd\/start\.js"\]/);
+    // kube/install.ts finds crds/ next to the compiled kube/ folder.
+    expect(dockerfile).toMatch(/^COPY crds \.\/crds$/m);
+  });
+
+  it('uses Node 20 slim and runs as the pod user, numerically', () => {
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20(\.\d+)*-slim$/m);
+    const user = /^USER (\d+)(?::(\d+))?$/m.exec(dockerfile);
+    expect(user).not.toBeNull();
+    expect(Number(user![1])).toBe(pod.securityContext?.runAsUser);
+  });
+
+  it('leaves build output and dependencies out of the context', () => {
+    const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n');
+    for (const p of ['node_modules', 'dist', '.git']) expect(ignored).toContain(p);
+    expect(existsSync(join(ROOT, 'package-lock.json'))).toBe(true);
+  });
+});
