@@ -9,6 +9,7 @@ import { isAlreadyExists, isNotFound } from '../../kube/client.js';
 import type { ReadonlyStore } from '../../kube/watch/store.js';
 import type { Writer } from '../../kube/writer.js';
 import type { Logger } from '../../kube/log.js';
+import { WriteExpectations } from '../../kube/expectations.js';
 
 export const anchorPath = (ns: string, name: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${Plural.SubnamespaceAnchor}/${name}`;
 
@@ -18,11 +19,15 @@ export class AnchorReconciler {
     private readonly anchors: ReadonlyStore<SubnamespaceAnchor>,
     private readonly writer: Writer,
     private readonly log: Logger,
+    private readonly expectations = new WriteExpectations(),
   ) {}
 
   async reconcile(key: string): Promise<void> {
     const current = this.anchors.get(key);
     if (!current) return;
+    // Our last write has not reached the cache yet: its watch event brings this key back.
+    if (this.expectations.stale(key, current.metadata.resourceVersion)) return;
+    if (this.expectations.stale(`ns/${current.metadata.name}`, this.hierarchy.namespace(current.metadata.name!) ? 'exists' : undefined)) return;
     const parent = current.metadata.namespace!;
     const child = current.metadata.name!;
     const plan = planAnchor(this.hierarchy, parent, child);
@@ -30,6 +35,7 @@ export class AnchorReconciler {
     if (plan.create) {
       try {
         await this.writer.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: child, ...plan.create } });
+        this.expectations.wrote(`ns/${child}`, undefined);
         this.log.info({ namespace: parent, anchor: child }, 'created subnamespace');
         // It exists now, with our annotation: report Ok in the same write as the finalizer.
         state = AnchorState.Ok;
@@ -56,6 +62,7 @@ export class AnchorReconciler {
     if (jsonEqual(desired.metadata.finalizers ?? [], current.metadata.finalizers ?? []) && jsonEqual(desired.status ?? {}, current.status ?? {})) return;
     try {
       await this.writer.replace(anchorPath(parent, child), desired);
+      this.expectations.wrote(key, current.metadata.resourceVersion);
     } catch (err) {
       // An anchor whose last finalizer we removed may already be gone.
       if (!isNotFound(err)) throw err;

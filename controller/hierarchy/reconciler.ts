@@ -4,6 +4,7 @@
 import { Singleton, GROUP, VERSION, Plural } from '../../core/api/constants.js';
 import type { Condition, HierarchyConfiguration } from '../../core/api/types.js';
 import type { EventRecorder } from '../../kube/events.js';
+import { WriteExpectations } from '../../kube/expectations.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
 import { desiredNamespaceMetadata, metadataPatch, planHierarchy } from '../../core/hierarchy/plan.js';
 import type { ReadonlyStore } from '../../kube/watch/store.js';
@@ -22,18 +23,23 @@ export class HierarchyReconciler {
     private readonly writer: Writer,
     private readonly log: Logger,
     private readonly events?: EventRecorder,
+    private readonly expectations = new WriteExpectations(),
   ) {}
 
   async reconcile(ns: string): Promise<void> {
     const obj = this.namespaces.get(ns);
     if (!obj) return; // gone: the model already dropped it and enqueued its relatives
     const current = this.hierarchies.get(`${ns}/${Singleton.hierarchy}`);
+    // Our last write has not reached the cache yet: its watch event brings this key back.
+    if (this.expectations.stale(`hc/${ns}`, current?.metadata.resourceVersion) || this.expectations.stale(`ns/${ns}`, obj.metadata.resourceVersion)) return;
     const plan = planHierarchy(this.hierarchy, ns, current, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
     if (plan.action === 'create') {
       await this.writer.create(hierarchyPath(ns), plan.object);
+      this.expectations.wrote(`hc/${ns}`, undefined);
       this.log.info({ namespace: ns, parent: plan.object.spec?.parent }, 'created HierarchyConfiguration');
     } else if (plan.action === 'update') {
       await this.writer.replace(hierarchyPath(ns, Singleton.hierarchy), plan.object);
+      this.expectations.wrote(`hc/${ns}`, current?.metadata.resourceVersion);
       this.log.info({ namespace: ns, parent: plan.object.spec?.parent, conditions: plan.object.status?.conditions?.map((c) => c.reason) }, 'updated HierarchyConfiguration');
     }
     if (plan.action !== 'none') this.recordConditionEvents(obj, current?.status?.conditions ?? [], plan.object.status?.conditions ?? []);
@@ -44,6 +50,7 @@ export class HierarchyReconciler {
     if (patch) {
       // The resourceVersion makes a stale cache fail with 409 rather than undo someone's change.
       await this.writer.mergePatch(`/api/v1/namespaces/${ns}`, { metadata: { ...patch, resourceVersion: obj.metadata.resourceVersion } });
+      this.expectations.wrote(`ns/${ns}`, obj.metadata.resourceVersion);
       this.log.info({ namespace: ns, labels: patch.labels, annotations: patch.annotations }, 'updated namespace metadata');
     }
   }

@@ -13,6 +13,7 @@ import type { HierarchyCache } from '../../kube/hierarchy-cache.js';
 import type { Logger } from '../../kube/log.js';
 import { Reflector } from '../../kube/watch/reflector.js';
 import { WorkQueue } from '../../kube/watch/workqueue.js';
+import { WriteExpectations } from '../../kube/expectations.js';
 import type { Writer } from '../../kube/writer.js';
 import type { KubeClient } from '../../kube/client.js';
 import { queueMetrics, type Metrics } from '../../kube/metrics.js';
@@ -32,6 +33,9 @@ export class TypePropagator {
   private readonly queue: WorkQueue;
   private mode: PropagationMode;
   private running = false;
+  /** Copies written whose watch events may not have arrived yet, by namespace (read-your-writes). */
+  private readonly expectations = new WriteExpectations();
+  private readonly written = new Map<string, Set<string>>();
   /** When a source change first asked for a namespace to be re-planned (propagation latency). */
   private readonly pendingSince = new Map<string, number>();
   /** Copies confirmed in place per namespace (numPropagatedObjects). */
@@ -142,6 +146,17 @@ export class TypePropagator {
     void old;
   }
 
+  private cacheBehind(ns: string): boolean {
+    const names = this.written.get(ns);
+    if (!names) return false;
+    for (const name of names) {
+      if (this.expectations.stale(`${ns}/${name}`, this.reflector.store.get(`${ns}/${name}`)?.metadata.resourceVersion)) return true;
+      names.delete(name);
+    }
+    this.written.delete(ns);
+    return false;
+  }
+
   private target(obj: Obj) {
     return { apiVersion: obj.apiVersion, kind: obj.kind ?? this.type.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, uid: obj.metadata.uid };
   }
@@ -153,6 +168,7 @@ export class TypePropagator {
 
   private async reconcile(ns: string): Promise<void> {
     if (!this.deps.isLeader()) return;
+    if (this.cacheBehind(ns)) return; // the watch events of our last writes bring this key back
     const ctx = this.context();
     const existing = this.reflector.store.byNamespace(ns) as Obj[];
     const plan = planNamespace(ctx, ns, existing);
@@ -161,7 +177,12 @@ export class TypePropagator {
     const failures: Error[] = [];
     const attempt = async (what: string, copyNs: string, name: string, source: string, fn: () => Promise<unknown>) => {
       try {
+        const before = this.reflector.store.get(`${copyNs}/${name}`)?.metadata.resourceVersion;
         await fn();
+        this.expectations.wrote(`${copyNs}/${name}`, before);
+        let names = this.written.get(copyNs);
+        if (!names) this.written.set(copyNs, (names = new Set()));
+        names.add(name);
         log.info({ namespace: copyNs, name, type: typeKey(this.type), source }, what);
       } catch (err) {
         // A stale cache: the next pass sees the truth (no event for races).
