@@ -28,13 +28,27 @@ export interface ResourceType {
   group: string;
   version: string;
   resource: string;
-  kind: string;
+  /** Known for the RBAC types and after discovery; HNCConfiguration's status does not say. */
+  kind?: string;
 }
 
-/** Any object, reduced to what listing needs. */
+/** Any object: the metadata commands read, and the rest as the server sent it. */
 export interface AnyObject {
+  apiVersion?: string;
+  /** Always set on objects the HncApi returns (filled from the list's kind for list items). */
   kind?: string;
   metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+/** One resource of an API group version, from discovery. */
+export interface ApiResource {
+  /** The plural name, e.g. "roles". */
+  name: string;
+  singularName?: string;
+  kind: string;
+  namespaced: boolean;
+  shortNames?: string[];
 }
 
 export interface HncApi {
@@ -63,6 +77,10 @@ export interface HncApi {
   listEvents(namespace: string): Promise<KubeEvent[]>;
   /** Objects of one type in a namespace, filtered by a label selector. */
   listObjects(namespace: string, type: ResourceType, labelSelector?: string): Promise<AnyObject[]>;
+  /** One object, or undefined if there is none of that name (404). */
+  getObject(namespace: string, type: ResourceType, name: string): Promise<AnyObject | undefined>;
+  /** Discovery of one group version (core: group ""), subresources left out. */
+  listApiResources(group: string, version: string): Promise<ApiResource[]>;
 }
 
 /** What a successful connection gives the commands. */

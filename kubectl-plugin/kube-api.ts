@@ -9,13 +9,14 @@ import type {
   SubnamespaceAnchor,
   SubnamespaceAnchorList,
 } from '../core/api/index.js';
-import type { AnyObject, HncApi, KubeEvent, Namespace, ResourceType } from './api.js';
+import type { AnyObject, ApiResource, HncApi, KubeEvent, Namespace, ResourceType } from './api.js';
 import { ConnectionError, ServerError, isNotFound } from './errors.js';
 
 const HNC = `/apis/${API_VERSION}`;
 const seg = encodeURIComponent;
 
 interface List<T> {
+  kind?: string;
   items?: T[];
 }
 
@@ -101,11 +102,27 @@ export class KubeHncApi implements HncApi {
     return (await this.call<List<KubeEvent>>('GET', `/api/v1/namespaces/${seg(namespace)}/events`)).items ?? [];
   }
 
-  async listObjects(namespace: string, type: ResourceType, labelSelector?: string): Promise<AnyObject[]> {
-    const base = type.group ? `/apis/${type.group}/${type.version}` : `/api/${type.version}`;
-    const list = await this.call<List<AnyObject>>('GET', `${base}/namespaces/${seg(namespace)}/${type.resource}`, { query: { labelSelector } });
-    return list.items ?? [];
+  private typePath(namespace: string, type: ResourceType, name?: string): string {
+    const base = groupVersionPath(type.group, type.version);
+    return `${base}/namespaces/${seg(namespace)}/${seg(type.resource)}${name === undefined ? '' : `/${seg(name)}`}`;
   }
+  async listObjects(namespace: string, type: ResourceType, labelSelector?: string): Promise<AnyObject[]> {
+    const list = await this.call<List<AnyObject>>('GET', this.typePath(namespace, type), { query: { labelSelector } });
+    // List items come without their kind; the list's kind ("RoleList") gives it.
+    const kind = list.kind?.endsWith('List') ? list.kind.slice(0, -'List'.length) : type.kind;
+    return (list.items ?? []).map((o) => (o.kind || !kind ? o : { ...o, kind }));
+  }
+  getObject(namespace: string, type: ResourceType, name: string): Promise<AnyObject | undefined> {
+    return this.orUndefined(this.call('GET', this.typePath(namespace, type, name)));
+  }
+  async listApiResources(group: string, version: string): Promise<ApiResource[]> {
+    const list = await this.call<{ resources?: ApiResource[] }>('GET', groupVersionPath(group, version));
+    return (list.resources ?? []).filter((r) => !r.name.includes('/'));
+  }
+}
+
+function groupVersionPath(group: string, version: string): string {
+  return group ? `/apis/${seg(group)}/${seg(version)}` : `/api/${seg(version)}`;
 }
 
 // KubeClient prefixes its network errors with "METHOD /path: "; keep the cause's own words.

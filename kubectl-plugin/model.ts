@@ -1,5 +1,6 @@
 // Plain data the renderers take. Loaders (commands/*) fill it from the cluster; renderers
 // (render/*) turn it into text. Nothing here does I/O.
+import type { AnyObject } from './api.js';
 
 /** A condition as the plugin shows it. */
 export interface ConditionView {
@@ -87,4 +88,30 @@ export interface ResourceStatusView {
 export interface ConfigView {
   resources: ResourceStatusView[];
   conditions: ConditionView[];
+}
+
+/** What `describe NS --object TYPE/NAME` found of that name in one namespace. */
+export interface FoundObject {
+  namespace: string;
+  /** The object; undefined when the namespace has none of that name, or it could not be read. */
+  object?: AnyObject;
+  /** Set when the object could not be read (403). */
+  forbidden?: boolean;
+}
+
+/** Everything `describe NS --object TYPE/NAME` weighs to say why the object is (not) in NS. */
+export interface ExplainView {
+  namespace: string;
+  /** NS's labels, tree labels included: what the selector annotations are matched against. */
+  labels: Record<string, string>;
+  name: string;
+  type: { group: string; resource: string; kind: string; mode: string };
+  /** Same-named objects in NS's ancestors, the root first and the parent last. */
+  ancestors: FoundObject[];
+  /** NS's ActivitiesHalted condition (its own or AncestorHaltActivities), if it has one. */
+  halted?: ConditionView;
+  /** The object of that name in NS itself. */
+  local: FoundObject;
+  /** Plain notes on what could not be read, printed last. */
+  notes: string[];
 }

@@ -94,6 +94,27 @@ describe('kubectl-hns', () => {
     expect((await cli(['tree', 'a', '--output=dot'], api)).stdout).toContain('  "a" -> "b";\n');
   });
 
+  it('describe --object explains one object, and checks its TYPE/NAME before connecting', async () => {
+    const api = new FakeApi().addNamespace('a', { children: ['b'] }).addNamespace('b', { parent: 'a' });
+    api.objects.set('a/roles', [{ kind: 'Role', metadata: { name: 'r', annotations: { 'propagate.hnc.x-k8s.io/none': 'true' } } }]);
+    const out = await cli(['describe', 'b', '--object', 'role/r'], api);
+    expect(out).toMatchObject({ code: 0, stderr: '' });
+    expect(out.stdout).toBe(
+      [
+        'Role r in namespace b: not propagated',
+        '  Type: roles (mode Propagate)',
+        '  Ancestors, highest first: a',
+        '  - a: source, not propagated to b: propagate.hnc.x-k8s.io/none is "true"',
+        '  In b: no Role of that name',
+        '',
+      ].join('\n'),
+    );
+    const bad = await cli(['describe', 'b', '--object', 'r']);
+    expect(bad).toMatchObject({ code: 1, stdout: '', stderr: 'Error: --object must be TYPE/NAME, e.g. role/admin or secrets/db-password; got "r"\n' });
+    expect(bad.flags).toEqual([]);
+    expect((await cli(['describe', '--help'])).stdout).toContain('kubectl hns describe dev --object role/admin');
+  });
+
   it('prints an admission refusal as one line, exit 1', async () => {
     const api = new FakeApi();
     api.failures.set(

@@ -106,14 +106,38 @@ export function buildProgram(deps: CliDeps): Command {
   program
     .command('describe')
     .summary('Displays information about the hierarchy configuration')
-    .description('Displays the hierarchy configuration of NAMESPACE, the objects it inherits, and recent HNC events.')
+    .description(
+      'Displays the hierarchy configuration of NAMESPACE, the objects it inherits, and recent HNC events.\n' +
+        'With --object, explains instead why the named object is or is not propagated into NAMESPACE.',
+    )
     .argument('<NAMESPACE>')
-    .action(
-      withApi(async (session, _flags, _cmd, ns: string) => {
-        const { runDescribe } = await import('./commands/describe.js');
-        await runDescribe(session.api, io, ns, deps.now?.() ?? new Date());
-      }),
-    );
+    .usage('NAMESPACE [--object TYPE/NAME]')
+    .option('--object <TYPE/NAME>', 'Explain why this object (e.g. role/admin, secrets/db-password) is or is not propagated into NAMESPACE')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        "  # The hierarchy of 'dev', what it inherits and from where, and HNC's events there",
+        '  kubectl hns describe dev',
+        '',
+        "  # Why the Role 'admin' is, or is not, in 'dev'",
+        '  kubectl hns describe dev --object role/admin',
+        '',
+      ].join('\n'),
+    )
+    .action(async (ns: string, opts: { object?: string }, cmd: Command): Promise<void> => {
+      if (opts.object !== undefined) {
+        const { parseObjectRef, runExplain } = await import('./commands/explain.js');
+        const ref = parseObjectRef(opts.object);
+        const session = await deps.connect(globalFlags(cmd));
+        await runExplain(session.api, io, ns, ref);
+        return;
+      }
+      const { runDescribe } = await import('./commands/describe.js');
+      const session = await deps.connect(globalFlags(cmd));
+      await runDescribe(session.api, io, ns, deps.now?.() ?? new Date());
+    });
 
   program
     .command('set')

@@ -97,6 +97,52 @@ describe('describe', () => {
     );
   });
 
+  it('looks at every type HNCConfiguration propagates, and notes the ones it may not list', async () => {
+    const api = cluster();
+    api.config = {
+      metadata: { name: 'config' },
+      status: {
+        resources: [
+          { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', mode: 'Propagate' },
+          { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', mode: 'Propagate' },
+          { group: '', version: 'v1', resource: 'secrets', mode: 'Propagate' },
+          { group: 'stable.example.com', version: 'v1', resource: 'crontabs', mode: 'AllowPropagate' },
+          { group: '', version: 'v1', resource: 'configmaps', mode: 'Ignore' },
+          { group: 'networking.k8s.io', version: 'v1', resource: 'networkpolicies', mode: 'Remove' },
+        ],
+      },
+    };
+    api.objects.set('dev/secrets', [{ kind: 'Secret', metadata: { name: 'db', labels: { 'hnc.x-k8s.io/inherited-from': 'team-a' } } }]);
+    api.forbidden.add('list crontabs dev');
+    const io = captureIo();
+    await runDescribe(api, io, 'dev', now);
+    expect(io.stdout).toContain(
+      [
+        'Inherited objects:',
+        '  - Role/admin (from team-a)',
+        '  - RoleBinding/admins (from team-a)',
+        '  - Secret/db (from team-a)',
+        '  (no permission to list crontabs.stable.example.com in dev)',
+        '',
+      ].join('\n'),
+    );
+    expect(api.calls.filter((c) => c.startsWith('list ') && c.endsWith(' dev'))).toEqual(
+      expect.arrayContaining(['list roles dev', 'list rolebindings dev', 'list secrets dev', 'list crontabs dev']),
+    );
+    expect(api.calls).not.toContain('list configmaps dev');
+    expect(api.calls).not.toContain('list networkpolicies dev');
+  });
+
+  it('falls back to the RBAC types when HNCConfiguration cannot be read, and says so', async () => {
+    const api = cluster();
+    api.forbidden.add('get config');
+    const io = captureIo();
+    await runDescribe(api, io, 'team-a', now);
+    expect(io.stdout).toContain(
+      '\nNo inherited objects (looked at roles, rolebindings)\n  (no permission to read HNCConfiguration config, so only roles and rolebindings were looked at)\n',
+    );
+  });
+
   it('fails when the namespace itself cannot be read', async () => {
     await expect(runDescribe(cluster(), captureIo(), 'nope', now)).rejects.toThrow('namespaces "nope" not found');
   });

@@ -70,6 +70,25 @@ describe('tree', () => {
     expect(await tree(api, ['team-a'])).toBe('team-a\n├── [s] dev (no permission to read dev)\n└── prod (no permission to read prod)\n\n[s] indicates subnamespaces\n');
   });
 
+  it('marks a child it may not read [s] when the parent holds an anchor of its name', async () => {
+    const api = org();
+    api.anchors.set('team-a/dev', { metadata: { name: 'dev', namespace: 'team-a' }, status: { status: 'Ok' } });
+    api.anchors.set('team-a/prod', { metadata: { name: 'prod', namespace: 'team-a' }, status: { status: 'Conflict' } });
+    api.forbidden.add('get ns dev');
+    api.forbidden.add('get ns prod');
+    expect(await tree(api, ['team-a'])).toBe('team-a\n├── [s] dev (no permission to read dev)\n└── prod (no permission to read prod)\n\n[s] indicates subnamespaces\n');
+    expect(api.calls.filter((c) => c.startsWith('list anchors'))).toEqual(['list anchors team-a']);
+    // Without permission to list the anchors either, the child is shown without the mark.
+    api.forbidden.add('list anchors team-a');
+    expect(await tree(api, ['team-a'])).toBe('team-a\n├── dev (no permission to read dev)\n└── prod (no permission to read prod)\n');
+  });
+
+  it('lists no anchors when every child can be read', async () => {
+    const api = org();
+    await tree(api, ['team-a']);
+    expect(api.calls.some((c) => c.startsWith('list anchors'))).toBe(false);
+  });
+
   it('shows a child listed in the status but gone with a note', async () => {
     const api = org();
     api.namespaces.delete('prod');

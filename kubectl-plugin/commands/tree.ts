@@ -4,11 +4,12 @@
 // (the controller's view), `[s]` comes from the child Namespace's subnamespace-of annotation, and
 // a cycle member's children that are in the cycle too are not followed. Beyond HNC:
 // * a child that cannot be read (403) or no longer exists (404) is shown with a note instead of
-//   failing the whole command;
+//   failing the whole command; it is still marked `[s]` when its parent holds an anchor of its name
+//   (users who may read a parent can usually list its anchors);
 // * with -A, one list of namespaces and (if allowed) one list of HierarchyConfigurations replace
 //   HNC's two requests per namespace, and namespaces that no printed tree reaches (orphans whose
 //   parent is missing, or not yet in their parent's status) are printed as roots too.
-import { Annotation, NamespaceReason, type HierarchyConfiguration } from '../../core/api/index.js';
+import { AnchorState, Annotation, NamespaceReason, type HierarchyConfiguration } from '../../core/api/index.js';
 import type { HncApi, Namespace } from '../api.js';
 import { CliError, ServerError, isForbidden, isNotFound } from '../errors.js';
 import type { Io } from '../io.js';
@@ -27,9 +28,14 @@ export interface NamespaceInfo {
   problem?: ReadProblem;
   /** The error behind `problem`, rethrown when the namespace was asked for by name. */
   error?: unknown;
+  /** The Namespace itself could not be read, so `subnamespace` is a guess (false). */
+  subnamespaceUnknown?: boolean;
 }
 
 export type InfoSource = (name: string) => Promise<NamespaceInfo>;
+
+/** The names of a namespace's anchors that stand for a subnamespace (any state but Conflict and Forbidden). */
+export type AnchorSource = (parent: string) => Promise<ReadonlySet<string>>;
 
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -48,7 +54,27 @@ export function namespaceInfo(name: string, ns: Namespace, hc: HierarchyConfigur
 function problemInfo(name: string, err: unknown): NamespaceInfo {
   const problem: ReadProblem | undefined = isForbidden(err) ? 'forbidden' : isNotFound(err) ? 'notFound' : undefined;
   if (!problem) throw err;
-  return { name, subnamespace: false, children: [], conditions: [], inCycle: false, problem, error: err };
+  return { name, subnamespace: false, children: [], conditions: [], inCycle: false, problem, error: err, subnamespaceUnknown: true };
+}
+
+/** Lists a parent's anchors on demand, once; none when they cannot be listed (403, 404). */
+export function anchorSource(api: HncApi): AnchorSource {
+  const cache = new Map<string, Promise<ReadonlySet<string>>>();
+  const standsFor = (state: string | undefined) => state !== AnchorState.Conflict && state !== AnchorState.Forbidden;
+  return (parent) => {
+    let p = cache.get(parent);
+    if (!p) {
+      p = api.listAnchors(parent).then(
+        (anchors) => new Set(anchors.filter((a) => standsFor(a.status?.status)).map((a) => a.metadata.name ?? '')),
+        (err: unknown) => {
+          if (isForbidden(err) || isNotFound(err)) return new Set<string>();
+          throw err;
+        },
+      );
+      cache.set(parent, p);
+    }
+    return p;
+  };
 }
 
 /** Reads each namespace and its HC on demand (two requests each), once. */
@@ -59,7 +85,7 @@ export function liveSource(api: HncApi): InfoSource {
     if (!p) {
       p = Promise.allSettled([api.getNamespace(name), api.getHierarchy(name)]).then(([ns, hc]) => {
         if (ns.status === 'rejected') return problemInfo(name, ns.reason);
-        if (hc.status === 'rejected') return { ...problemInfo(name, hc.reason), subnamespace: namespaceInfo(name, ns.value, undefined).subnamespace };
+        if (hc.status === 'rejected') return { ...problemInfo(name, hc.reason), subnamespace: namespaceInfo(name, ns.value, undefined).subnamespace, subnamespaceUnknown: false };
         return namespaceInfo(name, ns.value, hc.value);
       });
       cache.set(name, p);
@@ -88,16 +114,27 @@ export async function snapshotSource(api: HncApi): Promise<{ names: string[]; so
   return { names: [...byNs.keys()].sort(byName), source };
 }
 
-/** Builds the tree below `info`, recording every namespace placed in `placed`. */
-export async function buildTree(info: NamespaceInfo, source: InfoSource, placed: Set<string> = new Set(), path: ReadonlySet<string> = new Set()): Promise<TreeNode> {
+/**
+ * Builds the tree below `info`, recording every namespace placed in `placed`. A child whose
+ * Namespace could not be read is marked as a subnamespace if `info` holds an anchor of its name.
+ */
+export async function buildTree(
+  info: NamespaceInfo,
+  source: InfoSource,
+  anchors?: AnchorSource,
+  placed: Set<string> = new Set(),
+  path: ReadonlySet<string> = new Set(),
+): Promise<TreeNode> {
   placed.add(info.name);
   const here = new Set(path).add(info.name);
   const infos = await Promise.all(info.children.map(source));
+  const anchored = anchors && infos.some((c) => c.subnamespaceUnknown) ? await anchors(info.name) : undefined;
   const children: TreeNode[] = [];
-  for (const child of infos) {
+  for (const read of infos) {
+    const child = anchored && read.subnamespaceUnknown ? { ...read, subnamespace: anchored.has(read.name) } : read;
     if (info.inCycle && child.inCycle) continue;
     if (here.has(child.name)) continue;
-    children.push(await buildTree(child, source, placed, here));
+    children.push(await buildTree(child, source, anchors, placed, here));
   }
   return {
     name: info.name,
@@ -111,11 +148,12 @@ export async function buildTree(info: NamespaceInfo, source: InfoSource, placed:
 /** The trees rooted at the named namespaces; a root that cannot be read fails the command. */
 export async function loadTrees(api: HncApi, roots: readonly string[]): Promise<TreeNode[]> {
   const source = liveSource(api);
+  const anchors = anchorSource(api);
   const trees: TreeNode[] = [];
   for (const name of roots) {
     const info = await source(name);
     if (info.error) throw info.error;
-    trees.push(await buildTree(info, source));
+    trees.push(await buildTree(info, source, anchors));
   }
   return trees;
 }
@@ -123,15 +161,16 @@ export async function loadTrees(api: HncApi, roots: readonly string[]): Promise<
 /** Every tree: the roots and cycle members (as HNC), then whatever they did not reach. */
 export async function loadAllTrees(api: HncApi): Promise<TreeNode[]> {
   const { names, source } = await snapshotSource(api);
+  const anchors = anchorSource(api);
   const placed = new Set<string>();
   const trees: TreeNode[] = [];
   for (const name of names) {
     const info = await source(name);
     if (info.parent && !info.inCycle) continue;
-    trees.push(await buildTree(info, source, placed));
+    trees.push(await buildTree(info, source, anchors, placed));
   }
   for (const name of names) {
-    if (!placed.has(name)) trees.push(await buildTree(await source(name), source, placed));
+    if (!placed.has(name)) trees.push(await buildTree(await source(name), source, anchors, placed));
   }
   return trees;
 }

@@ -27,13 +27,12 @@ function hierarchyText(view: DescribeView): string {
 }
 
 export function inheritedText(inh: InheritedObjects): string {
-  if (inh.objects.length === 0 && inh.notes.length === 0) {
-    return `\nNo inherited objects${inh.checked.length ? ` (looked at ${inh.checked.join(', ')})` : ''}\n`;
+  const notes = inh.notes.map((n) => `  (${n})\n`).join('');
+  if (inh.objects.length === 0) {
+    return `\nNo inherited objects${inh.checked.length ? ` (looked at ${inh.checked.join(', ')})` : ''}\n${notes}`;
   }
   const objects = [...inh.objects].sort((a, b) => cmp(a.kind, b.kind) || cmp(a.name, b.name));
-  return `\nInherited objects:\n${objects.map((o) => `  - ${o.kind}/${o.name} (from ${o.from})\n`).join('')}${inh.notes
-    .map((n) => `  (${n})\n`)
-    .join('')}`;
+  return `\nInherited objects:\n${objects.map((o) => `  - ${o.kind}/${o.name} (from ${o.from})\n`).join('')}${notes}`;
 }
 
 /** Newest first; one row per reason and object (the newest), as HNC shows them. */

@@ -1,7 +1,7 @@
 // An in-memory HncApi for unit tests: a few maps, request recording, and switches that make a
 // call answer 403 (RBAC denial) or any error, so tests read like small stories.
 import type { HNCConfiguration, HierarchyConfiguration, SubnamespaceAnchor } from '../../core/api/index.js';
-import type { AnyObject, HncApi, KubeEvent, Namespace, ResourceType } from '../api.js';
+import type { AnyObject, ApiResource, HncApi, KubeEvent, Namespace, ResourceType } from '../api.js';
 import { ServerError } from '../errors.js';
 
 const clone = <T>(x: T): T => structuredClone(x);
@@ -13,6 +13,7 @@ export class FakeApi implements HncApi {
   readonly anchors = new Map<string, SubnamespaceAnchor>(); // key: ns/name
   readonly events = new Map<string, KubeEvent[]>();
   readonly objects = new Map<string, AnyObject[]>(); // key: ns/resource
+  readonly discovery = new Map<string, ApiResource[]>(); // key: group/version ("/v1" for core)
   config: HNCConfiguration | undefined;
   /** Every call, as "verb what", e.g. "get hc team-a", "create anchor team-a/dev". */
   readonly calls: string[] = [];
@@ -119,5 +120,16 @@ export class FakeApi implements HncApi {
     this.check(`list ${type.resource} ${namespace}`);
     const all = this.objects.get(`${namespace}/${type.resource}`) ?? [];
     return all.filter((o) => !labelSelector || o.metadata.labels?.[labelSelector] !== undefined).map(clone);
+  }
+  async getObject(namespace: string, type: ResourceType, name: string): Promise<AnyObject | undefined> {
+    this.check(`get ${type.resource} ${namespace}/${name}`);
+    const found = (this.objects.get(`${namespace}/${type.resource}`) ?? []).find((o) => o.metadata.name === name);
+    return found && clone(found);
+  }
+  async listApiResources(group: string, version: string): Promise<ApiResource[]> {
+    this.check(`discover ${group}/${version}`);
+    const resources = this.discovery.get(`${group}/${version}`);
+    if (!resources) throw new ServerError(404, 'the server could not find the requested resource', 'NotFound');
+    return resources.map(clone);
   }
 }
