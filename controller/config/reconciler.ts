@@ -46,11 +46,14 @@ export class ConfigController {
   private lastTypes: ConfiguredType[] = [];
   private timer?: ReturnType<typeof setInterval>;
   private readonly unsubscribe: () => void;
+  private readonly unsubscribeCrds: () => void;
 
   constructor(private readonly deps: ConfigDeps) {
     this.discovery = new Discovery(deps.client);
     this.reflector = new Reflector<HNCConfiguration>({ client: deps.client, path: CONFIG_PATH, name: 'hncconfigurations', logger: deps.log });
     this.reflector.addHandler(() => this.queue.add(KEY));
+    // A CRD that appears (or changes) may be a type the configuration names: resolve again soon.
+    this.unsubscribeCrds = deps.cache.crds.addHandler(() => this.queue.addAfter(KEY, STATUS_DELAY_MS));
     this.unsubscribe = deps.cache.onAffected((a) => {
       for (const p of this.propagators.values()) p.namespacesChanged(a.namespaces);
       if (a.namespaces.size) this.queue.addAfter(KEY, STATUS_DELAY_MS);
@@ -79,6 +82,7 @@ export class ConfigController {
 
   async stop(): Promise<void> {
     this.unsubscribe();
+    this.unsubscribeCrds();
     if (this.timer) clearInterval(this.timer);
     await this.queue.shutdown();
     await Promise.all([...this.propagators.values()].map((p) => p.stop()));

@@ -175,6 +175,31 @@ describe('propagation', () => {
     expect(await get(`/api/v1/namespaces/${a}/configmaps/settings`)).toBeDefined(); // the source stays
   });
 
+  it('picks up a custom resource whose CRD is installed after HNCConfiguration names it, without a restart', async () => {
+    const group = `${TestCluster.uniqueName('g')}.example.com`;
+    await configure([]);
+    await update<Record<string, unknown>>(cluster.admin, '/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config', (cfg) => ({ ...cfg, spec: { resources: [{ group, resource: 'widgets', mode: 'Propagate' }] } }));
+    await eventually(async () => {
+      const c = await cluster.admin.get<{ status?: { conditions?: Array<{ reason: string; message: string }> } }>('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config');
+      return c.status?.conditions?.find((x) => x.reason === 'ResourceNotFound' && x.message.includes('widgets'));
+    }, 'ResourceNotFound while the CRD is missing');
+    // An admin installs the CRD and lets the manager handle it (aggregated into its role).
+    await cluster.admin.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      metadata: { name: `widgets.${group}` },
+      spec: { group, scope: 'Namespaced', names: { plural: 'widgets', singular: 'widget', kind: 'Widget' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+    });
+    await cluster.admin.request('PATCH', `${RBAC}/clusterroles/hnc-manager-widgets-${group}`, {
+      body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: `hnc-manager-widgets-${group}`, labels: { 'hnc.x-k8s.io/aggregate-to-manager': 'true' } }, rules: [{ apiGroups: [group], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }] },
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: 'test', force: true },
+    });
+    const [a, b] = await chain('crd', 2);
+    await eventually(() => cluster.admin.create(`/apis/${group}/v1/namespaces/${a}/widgets`, { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w' }, size: 3 }), 'the CRD to be served');
+    const copy = await eventually(() => get(`/apis/${group}/v1/namespaces/${b}/widgets/w`), 'the Widget copy', 60_000);
+    expect(copy.metadata.labels?.['hnc.x-k8s.io/inherited-from']).toBe(a);
+    await configure([]);
+  });
+
   it('reports an HNCConfiguration naming an unknown or cluster-scoped resource', async () => {
     await update<Record<string, unknown>>(cluster.admin, '/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config', (cfg) => ({ ...cfg, spec: { resources: [{ group: 'example.com', resource: 'widgets' }] } }));
     await eventually(async () => {
