@@ -2,7 +2,7 @@
 // through discovery, runs one propagator per type (started, re-moded and stopped without a
 // restart), and reports status. Status is written only when it changes.
 import { API_VERSION, GROUP, Kind, Plural, Singleton, VERSION } from '../../core/api/constants.js';
-import type { HNCConfiguration } from '../../core/api/types.js';
+import type { HNCConfiguration, HNCConfigurationStatus } from '../../core/api/types.js';
 import { configStatus, namespaceConditionSummary, resolveConfig, type ConfiguredType, type Resolve, type TypeInfo } from '../../core/config/plan.js';
 import { jsonEqual } from '../../core/util/equal.js';
 import type { PropagationOptions } from '../../core/propagation/decide.js';
@@ -12,7 +12,8 @@ import type { EventRecorder } from '../../kube/events.js';
 import type { HierarchyCache } from '../../kube/hierarchy-cache.js';
 import type { Logger } from '../../kube/log.js';
 import { Reflector } from '../../kube/watch/reflector.js';
-import { WorkQueue } from '../../kube/watch/workqueue.js';
+import { WorkQueue, type ReconcileResult } from '../../kube/watch/workqueue.js';
+import { WriteExpectations } from '../../kube/expectations.js';
 import type { Writer } from '../../kube/writer.js';
 import type { Metrics } from '../../kube/metrics.js';
 import { TypePropagator, typeKey } from '../objects/propagator.js';
@@ -45,6 +46,7 @@ export class ConfigController {
   private readonly typeListeners = new Set<(types: ConfiguredType[]) => void>();
   private lastTypes: ConfiguredType[] = [];
   private timer?: ReturnType<typeof setInterval>;
+  private readonly expectations = new WriteExpectations();
   private readonly unsubscribe: () => void;
   private readonly unsubscribeCrds: () => void;
 
@@ -106,10 +108,10 @@ export class ConfigController {
 
   isIdle(): boolean {
     const s = this.queue.stats();
-    return s.depth + s.processing === 0 && [...this.propagators.values()].every((p) => p.isIdle());
+    return s.depth + s.processing + s.delayed === 0 && [...this.propagators.values()].every((p) => p.isIdle());
   }
 
-  private async reconcile(): Promise<void> {
+  private async reconcile(): Promise<ReconcileResult> {
     let config = this.reflector.store.get(KEY);
     const leader = this.deps.isLeader();
     if (!config && !leader) return;
@@ -131,8 +133,15 @@ export class ConfigController {
     };
     const status = configStatus(resolved, counts, namespaceConditionSummary(this.deps.cache.hierarchy), config.status, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
     if (!leader || jsonEqual(status, config.status ?? {})) return;
+    // Counts move on every copy written: while propagation is under way, wait for it to settle
+    // rather than write the status again and again (and after a restart, rather than write
+    // counts that are still being recomputed).
+    const countsOnly = jsonEqual(withoutCounts(status), withoutCounts(config.status ?? {}));
+    if (countsOnly && [...this.propagators.values()].some((p) => !p.isIdle())) return { requeueAfter: STATUS_DELAY_MS };
+    if (this.expectations.stale(KEY, config.metadata.resourceVersion)) return;
     try {
       await this.deps.writer.replace(`${CONFIG_PATH}/${KEY}`, { ...config, status });
+      this.expectations.wrote(KEY, config.metadata.resourceVersion);
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
@@ -182,4 +191,9 @@ export class ConfigController {
       return hit ?? { error: typeof found === 'string' && found ? found : `no matches for ${group}/, Resource=${resource}` };
     };
   }
+}
+
+/** A status with the object counts left out, to tell a counts-only change from a real one. */
+function withoutCounts(status: HNCConfigurationStatus): HNCConfigurationStatus {
+  return { ...status, resources: status.resources?.map(({ numPropagatedObjects: _p, numSourceObjects: _s, ...r }) => r) };
 }
