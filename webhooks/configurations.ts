@@ -7,7 +7,8 @@
 // - The objects validator matches only the kinds being propagated (rewritten as HNCConfiguration
 //   changes, unlike HNC's match-everything rule) and only included namespaces, with a short timeout.
 import { Label, Webhook, WebhookConfiguration } from '../core/api/constants.js';
-import type { KubeClient } from '../kube/client.js';
+import { createHash } from 'node:crypto';
+import { isNotFound, type KubeClient } from '../kube/client.js';
 import { applyManifests, type Manifest } from '../kube/apply.js';
 
 /** Where the apiserver reaches the webhooks: a URL (local control plane) or a Service (in a cluster). */
@@ -107,7 +108,22 @@ export function mutatingConfiguration(input: ConfigurationInput): Manifest {
   };
 }
 
-/** Writes both configurations by server-side apply (a no-op when nothing changed). */
+const HASH_ANNOTATION = 'hnc.x-k8s.io/configuration-hash';
+
+/**
+ * Writes both configurations by server-side apply, each only when what we would write differs
+ * from what we wrote last (a hash annotation says), so a restart sends no write at all.
+ */
 export async function applyConfigurations(client: KubeClient, input: ConfigurationInput): Promise<void> {
-  await applyManifests(client, [mutatingConfiguration(input), validatingConfiguration(input)]);
+  const wanted: Manifest[] = [];
+  for (const m of [mutatingConfiguration(input), validatingConfiguration(input)]) {
+    const hash = createHash('sha256').update(JSON.stringify(m)).digest('hex').slice(0, 32);
+    const plural = m.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations';
+    const live = await client
+      .get<{ metadata: { annotations?: Record<string, string> } }>(`/apis/admissionregistration.k8s.io/v1/${plural}/${m.metadata.name}`)
+      .catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
+    if (live?.metadata.annotations?.[HASH_ANNOTATION] === hash) continue;
+    wanted.push({ ...m, metadata: { ...m.metadata, annotations: { [HASH_ANNOTATION]: hash } } });
+  }
+  if (wanted.length) await applyManifests(client, wanted);
 }

@@ -54,7 +54,8 @@ export class Webhooks {
   private server?: WebhookServer;
   private certs?: InternalCertificates;
   private serving?: ServingCerts;
-  private objectRules: ObjectRule[] = [];
+  /** Unknown until the controller has resolved the configured types: nothing is registered before. */
+  private objectRules: ObjectRule[] | undefined;
   private readonly discovery: Discovery;
   port = 0;
 
@@ -124,12 +125,14 @@ export class Webhooks {
   }
 
   private async register(): Promise<void> {
-    if (this.opts.registerConfigurations === false) return;
+    // Registering before the propagated kinds are known would empty the objects webhook's rules
+    // (of a running cluster, on a restart) only to fill them again a moment later.
+    if (this.opts.registerConfigurations === false || this.objectRules === undefined) return;
     await applyConfigurations(this.opts.client, {
       endpoint: this.opts.endpoint(this.port),
       caBundle: this.serving?.ca,
       excludedNamespaces: [...this.h.policy.excluded],
-      objectRules: this.objectRules,
+      objectRules: this.objectRules ?? [],
     });
   }
 

@@ -44,7 +44,7 @@ export class ConfigController {
   private readonly discovery: Discovery;
   readonly propagators = new Map<string, TypePropagator>();
   private readonly typeListeners = new Set<(types: ConfiguredType[]) => void>();
-  private lastTypes: ConfiguredType[] = [];
+  private lastTypes: ConfiguredType[] | undefined;
   private timer?: ReturnType<typeof setInterval>;
   private readonly expectations = new WriteExpectations();
   private readonly unsubscribe: () => void;
@@ -65,7 +65,7 @@ export class ConfigController {
   /** Called with the configured types whenever they change (the objects webhook's rules). */
   onTypes(listener: (types: ConfiguredType[]) => void): void {
     this.typeListeners.add(listener);
-    listener(this.lastTypes);
+    if (this.lastTypes) listener(this.lastTypes);
   }
 
   async start(): Promise<void> {
@@ -165,7 +165,7 @@ export class ConfigController {
       await p.start();
       this.deps.log.info({ type: key, mode: t.mode }, 'propagating type');
     }
-    if (!jsonEqual(types, this.lastTypes)) {
+    if (!this.lastTypes || !jsonEqual(types, this.lastTypes)) {
       this.lastTypes = types;
       for (const l of this.typeListeners) l(types);
     }
