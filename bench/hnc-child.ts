@@ -1,0 +1,131 @@
+// The HNC process under test: the same startHnc() as `npm start` and the integration tests, in a
+// process of its own so that its memory and CPU time are its own. The benchmark drives it over the
+// IPC channel (start, idle, stats, stop) and it exits when the benchmark goes away.
+import { startHnc, type Hnc } from '../cmd/hnc.js';
+import { managerFlagsFrom } from '../cmd/flags.js';
+import { KubeClient } from '../kube/client.js';
+import { MANAGER_SERVICE_ACCOUNT } from '../kube/install.js';
+import { createLogger } from '../kube/log.js';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+
+export interface StartRequest {
+  kubeconfig: string;
+  webhooks: boolean;
+  webhookPort: number;
+  qps: number;
+  workers: number;
+  logFile: string;
+}
+
+export type ChildCall = { type: 'start'; start: StartRequest } | { type: 'idle'; timeoutMs: number } | { type: 'stats'; resetEventLoop?: boolean; collect?: boolean } | { type: 'stop' };
+export type ChildRequest = { id: number } & ChildCall;
+
+export interface ChildStats {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+  /** Microseconds of CPU since the process started. */
+  cpuUser: number;
+  cpuSystem: number;
+  /** Peak resident set (bytes) since the process started. */
+  maxRss: number;
+  writes: Record<string, number>;
+  writesTotal: number;
+  namespaces: number;
+  webhookPort?: number;
+  /** Event-loop delay (ms) since the last reset: how long work waited for the one thread. */
+  eventLoop: { p50: number; p99: number; max: number };
+  /** Garbage-collection pauses since the last reset. */
+  gc: { count: number; totalMs: number; maxMs: number };
+}
+
+let gc = { count: 0, totalMs: 0, maxMs: 0 };
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    gc.count++;
+    gc.totalMs += e.duration;
+    gc.maxMs = Math.max(gc.maxMs, e.duration);
+  }
+}).observe({ entryTypes: ['gc'] });
+
+const RESOLUTION_MS = 5;
+const loop = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+loop.enable();
+// The histogram counts the sampling interval itself: subtract it to get the delay.
+const delay = (ns: number) => Math.max(0, ns / 1e6 - RESOLUTION_MS);
+
+let hnc: Hnc | undefined;
+
+function stats(): ChildStats {
+  const m = process.memoryUsage();
+  const cpu = process.cpuUsage();
+  return {
+    rss: m.rss,
+    heapUsed: m.heapUsed,
+    heapTotal: m.heapTotal,
+    external: m.external,
+    arrayBuffers: m.arrayBuffers,
+    cpuUser: cpu.user,
+    cpuSystem: cpu.system,
+    maxRss: process.resourceUsage().maxRSS * 1024,
+    writes: hnc ? { ...hnc.manager.writer.counts } : {},
+    writesTotal: hnc?.manager.writer.total ?? 0,
+    namespaces: hnc?.manager.hierarchy.namespaceNames().length ?? 0,
+    webhookPort: hnc?.webhooks?.port,
+    eventLoop: { p50: delay(loop.percentile(50)), p99: delay(loop.percentile(99)), max: delay(loop.max) },
+    gc: { ...gc },
+  };
+}
+
+async function handle(req: ChildRequest): Promise<unknown> {
+  switch (req.type) {
+    case 'start': {
+      const s = req.start;
+      const flags = managerFlagsFrom({});
+      const client = await KubeClient.fromKubeconfig(s.kubeconfig);
+      const logger = createLogger({ name: 'hnc-bench', file: s.logFile });
+      const t0 = performance.now();
+      hnc = await startHnc({
+        client,
+        policy: flags.policy,
+        namespace: MANAGER_SERVICE_ACCOUNT.namespace,
+        logger,
+        workers: s.workers,
+        qps: s.qps,
+        propagation: flags.propagation,
+        webhooks: s.webhooks ? { port: s.webhookPort, host: '127.0.0.1', endpoint: (port) => ({ url: `https://127.0.0.1:${port}` }) } : false,
+      });
+      return { startedMs: performance.now() - t0, ...stats() };
+    }
+    case 'idle':
+      if (!hnc) throw new Error('not started');
+      await hnc.manager.idle(req.timeoutMs);
+      return stats();
+    case 'stats': {
+      // A full collection first (the process runs with --expose-gc): what remains is live data.
+      if (req.collect) (globalThis as { gc?: () => void }).gc?.();
+      const out = stats();
+      if (req.resetEventLoop) {
+        loop.reset();
+        gc = { count: 0, totalMs: 0, maxMs: 0 };
+      }
+      return out;
+    }
+    case 'stop':
+      await hnc?.stop();
+      hnc = undefined;
+      return stats();
+  }
+}
+
+process.on('message', (msg: ChildRequest) => {
+  handle(msg).then(
+    (result) => process.send?.({ id: msg.id, ok: true, result }),
+    (err: unknown) => process.send?.({ id: msg.id, ok: false, error: err instanceof Error ? err.stack ?? err.message : String(err) }),
+  );
+});
+// The benchmark went away (or killed us): nothing to clean up that the control plane needs.
+process.on('disconnect', () => process.exit(0));
+process.send?.({ id: 0, ok: true, result: { loaded: true, ...stats() } });

@@ -1,0 +1,202 @@
+// Runs bench/hnc-child.ts as a child process and talks to it. The child is bundled with esbuild
+// first (node_modules left external) and run by plain node, as a built HNC would run: no
+// TypeScript loader in its memory or CPU figures. If bundling fails it falls back to tsx.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
+import { mkdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ChildCall, ChildStats, StartRequest } from './hnc-child.js';
+import type { LoadWorkerCall, LoadWorkerData } from './load-worker.js';
+import type { Load, LatencyResult } from './webhook-load.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+// Under node_modules/.cache: never linted nor committed, and the bundle's imports resolve from there.
+// One folder per benchmark process, so that a run never picks up another run's build; removed on exit.
+const BUILD_DIR = join(HERE, '..', 'node_modules', '.cache', 'hnc-bench', String(process.pid));
+process.on('exit', () => rmSync(BUILD_DIR, { recursive: true, force: true }));
+const built = new Map<string, Promise<{ file: string; execArgv: string[] }>>();
+
+/** Bundles bench/<name>.ts once per benchmark run (esbuild, node_modules external); tsx if that fails. */
+export function bundle(name: string): Promise<{ file: string; execArgv: string[] }> {
+  let b = built.get(name);
+  if (!b) {
+    b = (async () => {
+      try {
+        const esbuild = await import('esbuild');
+        mkdirSync(BUILD_DIR, { recursive: true });
+        const outfile = join(BUILD_DIR, `${name}.mjs`);
+        await esbuild.build({ entryPoints: [join(HERE, `${name}.ts`)], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', sourcemap: 'linked', logLevel: 'error' });
+        return { file: outfile, execArgv: ['--enable-source-maps'] };
+      } catch (err) {
+        process.stderr.write(`bench: could not bundle bench/${name}.ts (${(err as Error).message}); running it with tsx\n`);
+        return { file: join(HERE, `${name}.ts`), execArgv: ['--import', 'tsx'] };
+      }
+    })();
+    built.set(name, b);
+  }
+  return b;
+}
+
+export const buildChild = () => Promise.all([bundle('hnc-child'), bundle('load-worker')]);
+
+/** The direct webhook load, run by a worker thread (see load-worker.ts). */
+export class LoadWorker {
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+  private constructor(private readonly worker: Worker) {
+    worker.on('message', (msg: { id: number; ok: boolean; result?: unknown; error?: string }) => {
+      const p = this.pending.get(msg.id);
+      this.pending.delete(msg.id);
+      if (msg.ok) p?.resolve(msg.result);
+      else p?.reject(new Error(`load worker: ${msg.error}`));
+    });
+    worker.on('error', (err) => {
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    });
+  }
+
+  static async start(data: LoadWorkerData): Promise<LoadWorker> {
+    const { file, execArgv } = await bundle('load-worker');
+    return new LoadWorker(new Worker(file, { workerData: data, execArgv }));
+  }
+
+  private call<T>(req: LoadWorkerCall): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: (v) => resolve(v as T), reject });
+      this.worker.postMessage({ ...req, id });
+    });
+  }
+
+  warm(count: number): Promise<LatencyResult> {
+    return this.call({ type: 'warm', count });
+  }
+
+  run(load: Load, count: number): Promise<LatencyResult & { clientEventLoop: { p50: number; p99: number; max: number } }> {
+    return this.call({ type: 'run', load, count });
+  }
+
+  async stop(): Promise<void> {
+    await this.worker.terminate();
+  }
+}
+
+const HAS_SETPRIV = (() => {
+  try {
+    execFileSync('setpriv', ['--help'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** Every HNC child still running, so that an interrupted run can end them. */
+const live = new Set<ChildProcess>();
+export function killAllChildren(): void {
+  for (const c of live) c.kill('SIGKILL');
+}
+
+type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
+
+export interface StartResult extends ChildStats {
+  startedMs: number;
+}
+
+export class HncProcess {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private exited = false;
+  readonly ready: Promise<ChildStats>;
+  /** Resident memory of the bare process (node and the loaded code, before HNC starts). */
+  baseline?: ChildStats;
+
+  private constructor(private readonly child: ChildProcess) {
+    this.ready = new Promise<ChildStats>((resolve, reject) => {
+      this.pending.set(0, { resolve: (v) => resolve(v as ChildStats), reject });
+    });
+    child.on('message', (msg: { id: number; ok: boolean; result?: unknown; error?: string }) => {
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      if (msg.ok) p.resolve(msg.result);
+      else p.reject(new Error(`HNC child: ${msg.error}`));
+    });
+    child.on('exit', (code, signal) => {
+      this.exited = true;
+      for (const p of this.pending.values()) p.reject(new Error(`the HNC child exited (code ${code}, signal ${signal})`));
+      this.pending.clear();
+    });
+  }
+
+  /** Forks the child and waits until it has loaded its code (not started HNC). */
+  static async spawn(opts: { cpuProfileDir?: string } = {}): Promise<HncProcess> {
+    const { file, execArgv } = await bundle('hnc-child');
+    const extra = opts.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfileDir}`] : [];
+    const argv = [...execArgv, '--expose-gc', ...extra, file];
+    // Through setpriv's parent-death signal (as the control plane's processes): a child busy on its
+    // one thread would not notice the benchmark's end, and must not outlive it.
+    const [cmd, args] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...argv]] : [process.execPath, argv];
+    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    live.add(child);
+    child.once('exit', () => live.delete(child));
+    const p = new HncProcess(child);
+    p.baseline = await p.ready;
+    return p;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  private call<T>(req: ChildCall): Promise<T> {
+    if (this.exited) return Promise.reject(new Error('the HNC child has exited'));
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: (v) => resolve(v as T), reject });
+      this.child.send({ ...req, id });
+    });
+  }
+
+  start(start: StartRequest): Promise<StartResult> {
+    return this.call({ type: 'start', start });
+  }
+
+  idle(timeoutMs = 600_000): Promise<ChildStats> {
+    return this.call({ type: 'idle', timeoutMs });
+  }
+
+  /** Memory, CPU, writes; the event-loop delay since the last reset (and resets it if asked). */
+  stats(resetEventLoop = false): Promise<ChildStats> {
+    return this.call({ type: 'stats', resetEventLoop });
+  }
+
+  /** Memory after a full garbage collection: the live data HNC holds (RSS may stay higher). */
+  collected(): Promise<ChildStats> {
+    return this.call({ type: 'stats', collect: true });
+  }
+
+  /** Stops HNC (drains its queues), then ends the process; SIGKILL if it does not go in time. */
+  async stop(graceMs = 30_000): Promise<ChildStats | undefined> {
+    if (this.exited) return undefined;
+    let last: ChildStats | undefined;
+    try {
+      last = await Promise.race([this.call<ChildStats>({ type: 'stop' }), new Promise<undefined>((r) => setTimeout(() => r(undefined), graceMs))]);
+    } catch {
+      last = undefined;
+    }
+    await this.kill();
+    return last;
+  }
+
+  /** Ends the process (SIGTERM, then SIGKILL). Profiles (--cpu-prof) are written on a clean exit only. */
+  async kill(): Promise<void> {
+    if (this.exited) return;
+    const gone = new Promise<void>((r) => this.child.once('exit', () => r()));
+    this.child.disconnect();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    await gone;
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,202 @@
+// `npm run bench [-- --quick | --size N | --topology wide,full,skewer,org | ...]`
+//
+// Benchmarks HNC on the real local control plane (a fresh, throwaway one per topology) and writes
+// bench/results/<date>-<size>.json and .md. See docs/benchmarks.md for what each figure means.
+// Benchmarks are not tests: nothing here fails on a time.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ColdStartTimeout, Plane, runScenario, type ScenarioOptions } from './scenario.js';
+import { TOPOLOGIES, type TopologyName } from './topology.js';
+import { markdown, type RunReport } from './report.js';
+import { buildChild, killAllChildren } from './hnc-process.js';
+import { log } from './util.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    size: { type: 'string' },
+    topology: { type: 'string' },
+    objects: { type: 'string' },
+    'inner-objects': { type: 'string' },
+    'move-size': { type: 'string' },
+    'max-chain': { type: 'string' },
+    trials: { type: 'string' },
+    'move-trials': { type: 'string' },
+    'webhook-requests': { type: 'string' },
+    'webhook-concurrency': { type: 'string' },
+    'webhook-rates': { type: 'string' },
+    'webhook-seconds': { type: 'string' },
+    'apiserver-rate': { type: 'string' },
+    'shared-plane': { type: 'boolean' },
+    'keep-logs': { type: 'boolean', default: false },
+    'cold-timeout': { type: 'string' },
+    'floor-writes': { type: 'string' },
+    'hnc-qps': { type: 'string' },
+    'hnc-workers': { type: 'string' },
+    'steady-seconds': { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+  strict: true,
+});
+
+const USAGE = `Usage: npm run bench -- [--quick | --size N] [--topology wide,full,skewer,org] [options]
+
+  --quick                 about 100 namespaces per topology, fewer trials (under two minutes)
+  --size N                namespaces per topology (default 1000)
+  --topology LIST         which topologies (default all four)
+  --objects N             source objects at the root (default 10)
+  --inner-objects N       source objects in each of three inner namespaces (default 2)
+  --move-size N           namespaces in the moved subtree (default 100; 20 with --quick)
+  --max-chain N           the skewer is cut to this depth (default 1000)
+  --trials N              single-object propagation trials (default 20; 2 with --quick)
+  --move-trials N         subtree moves (default 4; 2 with --quick)
+  --webhook-requests N    reviews of the closed-loop (saturation) webhook run (default 3000; 500 with --quick)
+  --webhook-seconds N     seconds of each open-loop webhook load (default 6; 1 with --quick)
+  --webhook-rates LIST    offered rates (reviews/s) of the open-loop webhook loads (default 100,500; 500 with --quick)
+  --apiserver-rate N      offered rate of dry-run requests through the API server (default 100)
+  --webhook-concurrency N in-flight reviews of the closed-loop saturation run (default 16)
+  --shared-plane          one control plane for every topology (default with --quick; else one each)
+  --keep-logs             keep the control plane's and HNC's logs in bench/results/logs/
+  --cold-timeout S        give up on a topology whose cold start has not converged after S seconds (default 600)
+  --floor-writes N        writes per concurrency level of the floor (default 2000; 300 with --quick)
+  --hnc-qps N             HNC's client-side write QPS limit (default 100000: unthrottled; HNC's default is 50)
+  --hnc-workers N         HNC's --max-reconciles (default 10, as shipped)
+  --steady-seconds N      the idle window for steady-state CPU (default 10; 1 with --quick)
+  --profile               write V8 CPU profiles of the HNC processes to bench/results/profiles/ (one per process, in start order: cold start, warm restart + propagation + moves, webhooks)
+  --out DIR               where results go (default bench/results)
+`;
+
+function int(name: string, v: string | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number, not ${JSON.stringify(v)}`);
+  return n;
+}
+
+async function main(): Promise<void> {
+  if (flags.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const quick = flags.quick;
+  const size = int('size', flags.size, quick ? 100 : 1000);
+  const topologies = (flags.topology ?? TOPOLOGIES.join(',')).split(',').map((t) => t.trim()) as TopologyName[];
+  for (const t of topologies) if (!TOPOLOGIES.includes(t)) throw new Error(`unknown topology ${JSON.stringify(t)}; choose from ${TOPOLOGIES.join(', ')}`);
+  const outDir = flags.out ?? join(HERE, 'results');
+  const stamp = new Date().toISOString().replace(/[:]/g, '-').slice(0, 19);
+  const base = join(outDir, `${stamp}-${quick ? 'quick' : `n${size}`}`);
+  const profileDir = flags.profile ? join(outDir, 'profiles', `${stamp}-${quick ? 'quick' : `n${size}`}`) : undefined;
+  const opts: ScenarioOptions = {
+    size,
+    rootObjects: int('objects', flags.objects, 10),
+    innerObjects: int('inner-objects', flags['inner-objects'], 2),
+    moveSize: int('move-size', flags['move-size'], quick ? 20 : 100),
+    maxChain: int('max-chain', flags['max-chain'], 1000),
+    trials: Math.max(1, int('trials', flags.trials, quick ? 2 : 20)),
+    moveTrials: Math.max(2, int('move-trials', flags['move-trials'], quick ? 2 : 4)),
+    webhookRequests: int('webhook-requests', flags['webhook-requests'], quick ? 500 : 3000),
+    webhookSeconds: int('webhook-seconds', flags['webhook-seconds'], quick ? 1 : 6),
+    webhookRestarts: quick ? 1 : 2,
+    webhookTrials: quick ? 1 : 5,
+    webhooksFor: (t) => !quick || t === topologies[topologies.length - 1],
+    coldTimeoutMs: 1000 * int('cold-timeout', flags['cold-timeout'], 600),
+    coldSteadyMs: quick ? 0 : 1000 * int('steady-seconds', flags['steady-seconds'], 10),
+    quietMs: quick ? 1200 : 2000,
+    webhookConcurrency: int('webhook-concurrency', flags['webhook-concurrency'], 16),
+    webhookRates: (flags['webhook-rates'] ?? (quick ? '500' : '100,500')).split(',').map((x) => int('webhook-rates', x.trim(), 0)).filter((x) => x > 0),
+    apiserverRate: int('apiserver-rate', flags['apiserver-rate'], 100),
+    floorWrites: int('floor-writes', flags['floor-writes'], quick ? 300 : 2000),
+    floorConcurrency: quick ? [16, 64] : [8, 32, 64],
+    setupConcurrency: 32,
+    steadyMs: 1000 * int('steady-seconds', flags['steady-seconds'], quick ? 1 : 10),
+    hncQps: int('hnc-qps', flags['hnc-qps'], 100_000),
+    hncWorkers: int('hnc-workers', flags['hnc-workers'], 10),
+    profileDir,
+  };
+  const shared = flags['shared-plane'] ?? quick;
+  const logDir = flags['keep-logs'] ? join(outDir, 'logs', `${stamp}-${quick ? 'quick' : `n${size}`}`) : undefined;
+  mkdirSync(outDir, { recursive: true });
+  const cpu = cpus();
+  const report: RunReport = {
+    run: {
+      startedAt: new Date().toISOString(),
+      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      machine: { cores: cpu.length, cpuModel: cpu[0]?.model ?? '?', memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: `${process.platform}/${process.arch}`, loadAverageAtStart: loadavg() },
+      versions: {},
+      options: { topologies, ...opts, webhooksFor: quick ? `${topologies[topologies.length - 1]} only` : 'all', profileDir: undefined, sharedPlane: shared },
+    },
+    results: [],
+    errors: [],
+  };
+  const save = () => {
+    writeFileSync(`${base}.json`, JSON.stringify(report, null, 2) + '\n');
+    writeFileSync(`${base}.md`, markdown(report));
+  };
+  let interrupted = false;
+  let plane: Plane | undefined;
+  const onSignal = (signal: string) => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    log(`${signal}: ending HNC and the control plane; results so far are in ${base}.md`);
+    killAllChildren();
+    report.errors.push({ topology: 'run', error: `interrupted by ${signal}` });
+    save();
+    void (plane?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  await buildChild();
+  const t0 = Date.now();
+  const stopPlane = async (label: string) => {
+    if (!plane) return [];
+    const p = plane;
+    plane = undefined;
+    const left = await p.stop(logDir && join(logDir, label));
+    if (left.length) log(`WARNING: still running after the control plane stopped: ${left.join(', ')}`);
+    return left;
+  };
+  for (const t of topologies) {
+    if (interrupted) break;
+    try {
+      if (!plane) {
+        log(`starting a control plane${shared ? ' for every topology' : ` for ${t}`}`);
+        plane = await Plane.start(opts);
+      }
+      const r = await runScenario(t, opts, plane, shared);
+      if (!shared) r.leftoverProcesses = await stopPlane(t);
+      report.results.push(r);
+      report.run.versions = r.versions;
+    } catch (err) {
+      if (err instanceof ColdStartTimeout) {
+        log(err.message);
+        report.errors.push({ topology: t, error: err.message, partial: err.partial });
+      } else {
+        log(`${t} failed: ${(err as Error).stack ?? String(err)}`);
+        report.errors.push({ topology: t, error: (err as Error).stack ?? String(err) });
+      }
+      if (!shared) await stopPlane(t);
+    }
+    report.run.finishedAt = new Date().toISOString();
+    save();
+  }
+  const left = await stopPlane('shared');
+  if (shared && report.results.length) for (const r of report.results) r.leftoverProcesses = left;
+  report.run.finishedAt = new Date().toISOString();
+  save();
+  log(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s: ${base}.md and .json`);
+  process.stdout.write(markdown(report));
+  // Keep-alive connections to the (stopped) control plane would hold the process open a while.
+  process.exit(report.errors.length ? 1 : 0);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(2);
+});

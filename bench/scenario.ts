@@ -1,0 +1,710 @@
+// One topology, measured from start to end on a control plane of its own: the floor, the cold
+// start, the steady state, a warm restart, single-object propagation, subtree moves, and the
+// webhooks under load. Every figure comes from this one run.
+import { join } from 'node:path';
+import { cpSync, mkdirSync } from 'node:fs';
+import net from 'node:net';
+import { LocalControlPlane } from '../test/control-plane/index.js';
+import { KubeClient } from '../kube/client.js';
+import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
+import { HncProcess, LoadWorker } from './hnc-process.js';
+import type { ChildStats } from './hnc-child.js';
+import { scrape, waitQuiet, writeDelta, webhookDelta, type WriteDelta, type HistogramSummary } from './metrics.js';
+import { Tracker, collection, INHERITED_FROM } from './tracker.js';
+import {
+  buildTopology,
+  describe,
+  descendants,
+  expectedState,
+  hierarchySignature,
+  labelSignature,
+  minimumWrites,
+  placeSources,
+  SOURCE_KINDS,
+  type Expected,
+  type MinimumWrites,
+  type Source,
+  type SourceKind,
+  type TopologyName,
+} from './topology.js';
+import { cpuDelta, log, mb, pool, processesNamed, round, sampleCpu, sleep, summarize, type Summary } from './util.js';
+import { apiserverClient, type LatencyResult } from './webhook-load.js';
+
+export interface ScenarioOptions {
+  size: number;
+  rootObjects: number;
+  innerObjects: number;
+  moveSize: number;
+  maxChain: number;
+  trials: number;
+  moveTrials: number;
+  /** Reviews of the closed-loop saturation run. */
+  webhookRequests: number;
+  /** Seconds each open-loop load runs. */
+  webhookSeconds: number;
+  /** HNC starts with webhooks before the load: 2 shows a restart with everything (certificate, configurations) in place. */
+  webhookRestarts: number;
+  /** Propagation trials with the webhooks on. */
+  webhookTrials: number;
+  /** Whether a topology gets the webhook phase (--quick runs it for the last topology only). */
+  webhooksFor: (topology: TopologyName) => boolean;
+  /** Give up on a cold start after this long (the rest of the topology is skipped; the run goes on). */
+  coldTimeoutMs: number;
+  /** Idle window right after the cold start (0: skip; the window after the warm restart is steadyMs). */
+  coldSteadyMs: number;
+  /** No write at the API server for this long = quiet (must exceed HNC's 1 s status coalescing). */
+  quietMs: number;
+  /** Offered rates (reviews/s) of the open-loop webhook loads. */
+  webhookRates: number[];
+  /** Offered rate of dry-run requests through the API server. */
+  apiserverRate: number;
+  webhookConcurrency: number;
+  floorWrites: number;
+  floorConcurrency: number[];
+  setupConcurrency: number;
+  steadyMs: number;
+  hncQps: number;
+  hncWorkers: number;
+  profileDir?: string;
+  /** Copy the control plane's and HNC's logs here before the plane is removed. */
+  logDir?: string;
+}
+
+const HNC_CONFIG = '/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations';
+const HC = (ns: string) => `/apis/hnc.x-k8s.io/v1alpha2/namespaces/${ns}/hierarchyconfigurations`;
+
+export function sourceBody(kind: SourceKind, name: string): Record<string, unknown> {
+  switch (kind) {
+    case 'roles':
+      return { metadata: { name, labels: { bench: 'source' } }, rules: [{ apiGroups: [''], resources: ['pods', 'configmaps'], verbs: ['get', 'list', 'watch'] }] };
+    case 'rolebindings':
+      return {
+        metadata: { name, labels: { bench: 'source' } },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `${name}-readers` }],
+      };
+    case 'networkpolicies':
+      return { metadata: { name, labels: { bench: 'source' } }, spec: { podSelector: {}, policyTypes: ['Ingress'], ingress: [{ from: [{ podSelector: {} }] }] } };
+  }
+}
+
+async function listAll<T>(client: KubeClient, path: string, query: Record<string, string> = {}): Promise<T[]> {
+  const items: T[] = [];
+  let cont: string | undefined;
+  do {
+    const page = await client.get<{ items: T[]; metadata: { continue?: string } }>(path, { ...query, limit: 2000, continue: cont });
+    items.push(...page.items);
+    cont = page.metadata.continue || undefined;
+  } while (cont);
+  return items;
+}
+
+/** The cold start did not converge within --cold-timeout: the topology's other phases are skipped. */
+export class ColdStartTimeout extends Error {
+  override name = 'ColdStartTimeout';
+  constructor(
+    readonly topology: string,
+    readonly partial: { seconds: number; minimumWrites: number; floorSeconds: number; progress: unknown; writesSoFar: number; cpu: Record<string, number>; shape: unknown },
+  ) {
+    super(`the cold start had not converged after ${partial.seconds} s (floor ${partial.floorSeconds} s): ${JSON.stringify(partial.progress)}; ${partial.writesSoFar} of ${partial.minimumWrites} writes made; CPU s ${JSON.stringify(partial.cpu)}`);
+  }
+}
+
+// ---- the floor -----------------------------------------------------------------------------------
+
+export interface FloorResult {
+  /** Writes per second at each concurrency. */
+  byConcurrency: Record<string, number>;
+  /** The best of them: the floor's write rate. */
+  writesPerSecond: number;
+  concurrency: number;
+  writes: number;
+  cpu: Record<string, number>;
+}
+
+async function measureFloor(admin: KubeClient, writer: KubeClient, opts: ScenarioOptions, pids: Record<string, number | undefined>): Promise<FloorResult> {
+  const ns = 'bench-floor';
+  await admin.create('/api/v1/namespaces', { metadata: { name: ns } });
+  let n = 0;
+  const one = () => {
+    const i = n++;
+    const kind = SOURCE_KINDS[i % 3]!;
+    return writer.create(collection(kind, ns), sourceBody(kind, `floor-${i}`));
+  };
+  // Warm-up: connections, the apiserver's caches, etcd.
+  await pool(Array.from({ length: Math.min(300, Math.round(opts.floorWrites / 2)) }), 16, one);
+  const byConcurrency: Record<string, number> = {};
+  const cpu0 = sampleCpu(pids);
+  let writes = 0;
+  let wall = 0;
+  for (const c of opts.floorConcurrency) {
+    const t0 = performance.now();
+    await pool(Array.from({ length: opts.floorWrites }), c, one);
+    const s = (performance.now() - t0) / 1000;
+    byConcurrency[String(c)] = round(opts.floorWrites / s, 0);
+    writes += opts.floorWrites;
+    wall += s;
+    log(`floor: ${byConcurrency[String(c)]} writes/s at concurrency ${c}`);
+  }
+  const cpu = cpuDelta(cpu0, sampleCpu(pids));
+  for (const k of Object.keys(cpu)) cpu[k] = round(cpu[k]! / wall, 2); // cores busy on average
+  const best = Object.entries(byConcurrency).sort((a, b) => b[1] - a[1])[0]!;
+  // Empty the namespace (one DELETECOLLECTION per kind); the namespace itself stays, a root HNC labels.
+  for (const kind of SOURCE_KINDS) await admin.delete(collection(kind, ns));
+  return { byConcurrency, writesPerSecond: best[1], concurrency: Number(best[0]), writes, cpu };
+}
+
+// ---- checks by listing -----------------------------------------------------------------------------
+
+export interface Verification {
+  ok: boolean;
+  namespacesWrong: number;
+  hierarchiesWrong: number;
+  copiesMissing: number;
+  copiesUnexpected: number;
+}
+
+async function verifyByListing(admin: KubeClient, expected: Expected): Promise<Verification> {
+  const nss = await listAll<{ metadata: { name: string; labels?: Record<string, string> } }>(admin, '/api/v1/namespaces');
+  const labels = new Map(nss.map((n) => [n.metadata.name, labelSignature(n.metadata.labels)]));
+  let namespacesWrong = 0;
+  for (const [ns, sig] of expected.labels) if (labels.get(ns) !== sig) namespacesWrong++;
+  const hcs = await listAll<{ metadata: { namespace: string }; status?: { children?: string[]; conditions?: unknown[] } }>(admin, '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations');
+  const hcSig = new Map(hcs.map((h) => [h.metadata.namespace, hierarchySignature(h)]));
+  let hierarchiesWrong = 0;
+  for (const [ns, sig] of expected.hierarchy) if ((hcSig.get(ns) ?? hierarchySignature(undefined)) !== sig) hierarchiesWrong++;
+  const seen = new Map<string, string>();
+  for (const kind of SOURCE_KINDS) {
+    for (const o of await listAll<{ metadata: { namespace: string; name: string; labels: Record<string, string> } }>(admin, collection(kind), { labelSelector: INHERITED_FROM })) {
+      seen.set(`${kind}/${o.metadata.namespace}/${o.metadata.name}`, o.metadata.labels[INHERITED_FROM]!);
+    }
+  }
+  let copiesMissing = 0;
+  for (const [k, from] of expected.copies) if (seen.get(k) !== from) copiesMissing++;
+  let copiesUnexpected = 0;
+  for (const k of seen.keys()) if (!expected.copies.has(k) && expected.labels.has(k.split('/')[1]!)) copiesUnexpected++;
+  const ok = namespacesWrong + hierarchiesWrong + copiesMissing + copiesUnexpected === 0;
+  return { ok, namespacesWrong, hierarchiesWrong, copiesMissing, copiesUnexpected };
+}
+
+/** uid -> resourceVersion of everything HNC could write. */
+async function versions(admin: KubeClient): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const paths = ['/api/v1/namespaces', '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations', HNC_CONFIG, ...SOURCE_KINDS.map((k) => collection(k)), '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', '/api/v1/namespaces/hnc-system/secrets'];
+  for (const p of paths) for (const o of await listAll<{ metadata: { uid: string; resourceVersion: string } }>(admin, p)) out.set(o.metadata.uid, o.metadata.resourceVersion);
+  return out;
+}
+
+function versionDiff(a: Map<string, string>, b: Map<string, string>): { changed: number; created: number; deleted: number } {
+  let changed = 0;
+  let created = 0;
+  let deleted = 0;
+  for (const [uid, rv] of b) {
+    const old = a.get(uid);
+    if (old === undefined) created++;
+    else if (old !== rv) changed++;
+  }
+  for (const uid of a.keys()) if (!b.has(uid)) deleted++;
+  return { changed, created, deleted };
+}
+
+// ---- results -----------------------------------------------------------------------------------------
+
+export interface Memory {
+  rssMB: number;
+  heapUsedMB: number;
+  /** Heap and RSS right after a full garbage collection (live data), taken after the other figures. */
+  heapLiveMB?: number;
+  rssAfterGcMB?: number;
+  peakRssMB: number;
+  /** RSS of the same process before HNC started (node and the loaded code). */
+  baselineRssMB: number;
+}
+
+const memory = (s: ChildStats, baseline: ChildStats | undefined): Memory => ({ rssMB: mb(s.rss), heapUsedMB: mb(s.heapUsed), peakRssMB: mb(s.maxRss), baselineRssMB: mb(baseline?.rss ?? 0) });
+const cpuSeconds = (s: ChildStats) => (s.cpuUser + s.cpuSystem) / 1e6;
+
+export interface WritesReport {
+  /** Measured at the API server (apiserver_request_total deltas, every write verb, leases excluded). */
+  apiserver: WriteDelta;
+  /** Write attempts the manager's Writer counted (manager.writer.total). */
+  manager: number;
+  minimum: MinimumWrites;
+  /** apiserver.total ÷ minimum.total. */
+  ratio: number;
+}
+
+/** Event-loop delay (ms) of HNC's process and of the benchmark's (the client) during a load. */
+export interface EventLoops {
+  serverEventLoop: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number };
+  clientEventLoop: { p50: number; p99: number; max: number };
+}
+
+export interface ScenarioResult {
+  topology: TopologyName;
+  shape: ReturnType<typeof describe> & { sources: { root: number; inner: number; innerNamespaces: string[] } };
+  controlPlaneStartSeconds: number;
+  /** True when this topology shared its control plane with others (--quick): earlier topologies' namespaces were present. */
+  sharedPlane: boolean;
+  /** Other kube-apiservers running on the machine during the cold start (another job competing for the cores). */
+  otherApiServers: number;
+  setup: { seconds: number; writes: number; settleSeconds: number };
+  floor: FloorResult;
+  coldStart: {
+    seconds: number;
+    cachesSyncedSeconds: number;
+    idleSeconds: number;
+    floorSeconds: number;
+    ratioToFloor: number;
+    writes: WritesReport;
+    verified: Verification;
+    cpu: Record<string, number>;
+    managerCpuSeconds: number;
+    /** HNC's event-loop delay (ms) and GC pauses during the cold start: how long anything else (a webhook request, a watch event) could wait. */
+    eventLoop: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number };
+    memory: Memory;
+  };
+  steadyState: { seconds: number; cpuPercentAfterColdStart: number; memory: Memory; cpuPercentAfterWarmRestart: number; memoryAfterWarmRestart: Memory };
+  warmRestart: { seconds: number; writes: WriteDelta; managerWrites: number; objectsChanged: { changed: number; created: number; deleted: number }; managerCpuSeconds: number };
+  propagation: {
+    descendants: number;
+    create: Summary;
+    delete: Summary;
+    floorSeconds: number;
+    p50RatioToFloor: number;
+    p99RatioToFloor: number;
+    writes: WritesReport;
+    cpu: Record<string, number>;
+    eventLoop: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number };
+    /** With HNC's webhooks registered: latencies, and the webhook calls the API server made meanwhile (HNC's own copy writes included). */
+    withWebhooks?: { create: Summary; delete: Summary; webhookCalls: Record<string, number>; copyWrites: number };
+  };
+  move: { size: number; trials: Summary; minimumPerMove: number; writes: WritesReport };
+  /** Absent for the topologies --quick runs without the webhook phase. */
+  webhooks?: {
+    /** Writes of HNC's first start with webhooks and of its last (a restart with everything in place when restarts ≥ 2). */
+    restartWrites: { first: WriteDelta; last: WriteDelta; objectsChangedLast: { changed: number; created: number; deleted: number }; restarts: number };
+    /** Reviews straight to the webhook server: open loop at each offered rate, and closed loop (saturation). */
+    direct: Array<LatencyResult & EventLoops>;
+    saturation: LatencyResult & EventLoops;
+    /** Dry-run requests through the API server, open loop. */
+    apiserver: LatencyResult;
+    apiserverHistogram: Record<string, HistogramSummary>;
+  };
+  versions: { kubernetes: string; binaries: string };
+  leftoverProcesses: string[];
+}
+
+function writesReport(apiserver: WriteDelta, manager: number, minimum: MinimumWrites, benchOwn = 0): WritesReport {
+  const own = { ...apiserver, total: apiserver.total - benchOwn };
+  return { apiserver: own, manager, minimum, ratio: round(own.total / Math.max(1, minimum.total), 4) };
+}
+
+function addMinimum(a: MinimumWrites, b: MinimumWrites): MinimumWrites {
+  return {
+    namespaces: a.namespaces + b.namespaces,
+    hierarchyconfigurations: a.hierarchyconfigurations + b.hierarchyconfigurations,
+    copies: { roles: a.copies.roles + b.copies.roles, rolebindings: a.copies.rolebindings + b.copies.rolebindings, networkpolicies: a.copies.networkpolicies + b.copies.networkpolicies },
+    total: a.total + b.total,
+  };
+}
+const ZERO: MinimumWrites = { namespaces: 0, hierarchyconfigurations: 0, copies: { roles: 0, rolebindings: 0, networkpolicies: 0 }, total: 0 };
+
+function alive(pid: number | undefined): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+// ---- the control plane ------------------------------------------------------------------------------------
+
+/** A control plane with HNC's CRDs and RBAC installed and its floor measured. */
+export class Plane {
+  private constructor(
+    readonly cp: LocalControlPlane,
+    readonly admin: KubeClient,
+    readonly identity: { kubeconfigPath: string },
+    readonly asManager: KubeClient,
+    readonly version: string,
+    readonly floor: FloorResult,
+    /** A fixed port for HNC's webhook server, as in a deployment (a new port would rewrite the configurations). */
+    readonly webhookPort: number,
+  ) {}
+
+  topologies = 0;
+
+  static async start(opts: ScenarioOptions): Promise<Plane> {
+    const cp = await LocalControlPlane.start({ log: () => undefined });
+    try {
+      const admin = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
+      await installCrds(admin);
+      await installRbac(admin);
+      const identity = await cp.mintUser(MANAGER_USER, MANAGER_GROUPS);
+      const asManager = await KubeClient.fromKubeconfig(identity.kubeconfigPath);
+      const version = (await admin.get<{ gitVersion: string }>('/version')).gitVersion;
+      await admin.create(HNC_CONFIG, { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HNCConfiguration', metadata: { name: 'config' }, spec: { resources: [{ group: 'networking.k8s.io', resource: 'networkpolicies', mode: 'Propagate' }] } });
+      // The floor, on the empty cluster, as HNC's own identity.
+      await waitQuiet(admin, 1500);
+      const floor = await measureFloor(admin, asManager, opts, Plane.pidsOf(cp));
+      return new Plane(cp, admin, identity, asManager, version, floor, await freePort());
+    } catch (err) {
+      await cp.stop();
+      throw err;
+    }
+  }
+
+  static pidsOf(cp: LocalControlPlane): Record<string, number | undefined> {
+    const p = cp.pids();
+    return { etcd: p.etcd, 'kube-apiserver': p['kube-apiserver'], 'kube-controller-manager': p['kube-controller-manager'] };
+  }
+
+  /** Stops the control plane; returns the processes still alive after (there should be none). */
+  async stop(logDir?: string): Promise<string[]> {
+    const pids = this.cp.pids();
+    if (logDir) {
+      mkdirSync(logDir, { recursive: true });
+      cpSync(join(this.cp.stateDir, 'logs'), logDir, { recursive: true });
+    }
+    await this.cp.stop();
+    await sleep(200);
+    return Object.entries(pids)
+      .filter(([, pid]) => alive(pid))
+      .map(([n, pid]) => `${n} (${pid})`);
+  }
+}
+
+// ---- the run ---------------------------------------------------------------------------------------------
+
+export async function runScenario(name: TopologyName, opts: ScenarioOptions, plane: Plane, shared: boolean): Promise<ScenarioResult> {
+  const topology = buildTopology(name, { size: opts.size, moveSize: opts.moveSize, maxChain: opts.maxChain });
+  const sources = placeSources(topology, opts.rootObjects, opts.innerObjects);
+  const shape = { ...describe(topology), sources: { root: opts.rootObjects, inner: sources.length - opts.rootObjects, innerNamespaces: topology.innerSourceNamespaces } };
+  log(`${name}: ${shape.namespaces} namespaces, depth ${shape.depth}, max fan-out ${shape.maxFanOut}, ${sources.length} sources`);
+  const { admin, identity, floor, cp } = plane;
+  plane.topologies++;
+  const children: HncProcess[] = [];
+  let tracker: Tracker | undefined;
+  let running: HncProcess | undefined;
+  const pids = () => ({ ...Plane.pidsOf(cp), hnc: running?.pid });
+  try {
+    // 1. The topology and its sources, without HNC: no labels, no copies.
+    const tSetup = performance.now();
+    await pool(topology.namespaces, opts.setupConcurrency, (ns) => admin.create('/api/v1/namespaces', { metadata: { name: ns } }));
+    const withParent = topology.namespaces.filter((ns) => topology.parent.get(ns) !== undefined);
+    await pool(withParent, opts.setupConcurrency, (ns) => admin.create(HC(ns), { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchyConfiguration', metadata: { name: 'hierarchy', namespace: ns }, spec: { parent: topology.parent.get(ns) } }));
+    await pool(sources, opts.setupConcurrency, (s) => admin.create(collection(s.kind, s.namespace), sourceBody(s.kind, s.name)));
+    const setupSeconds = (performance.now() - tSetup) / 1000;
+    const setupWrites = topology.namespaces.length + withParent.length + sources.length;
+    log(`${name}: ${setupWrites} setup writes in ${setupSeconds.toFixed(1)} s; waiting for the controller-manager to settle`);
+    const tSettle = performance.now();
+    await waitQuiet(admin, opts.quietMs);
+    const settleSeconds = (performance.now() - tSettle) / 1000;
+
+    // What HNC must reach: the topology, plus the other namespaces it manages here (roots).
+    const parent = new Map(topology.parent);
+    for (const ns of ['default', 'bench-floor']) parent.set(ns, undefined);
+    const expected = expectedState(parent, sources);
+    tracker = new Tracker(admin);
+    await tracker.start();
+    tracker.expect(expected);
+    // The minimum counts from what is really there (on a shared plane, default is labelled already).
+    const coldMinimum = minimumWrites(tracker.observed(), expected);
+
+    // 2. Cold start.
+    const logFile = (n: string) => join(cp.stateDir, 'logs', `hnc-${name}-${n}.log`);
+    const startReq = (n: string, webhooks: boolean) => ({ kubeconfig: identity.kubeconfigPath, webhooks, webhookPort: plane.webhookPort, qps: opts.hncQps, workers: opts.hncWorkers, logFile: logFile(n) });
+    let profileDir: string | undefined;
+    if (opts.profileDir) mkdirSync((profileDir = join(opts.profileDir, name)), { recursive: true });
+    let hnc = await HncProcess.spawn({ cpuProfileDir: profileDir });
+    children.push(hnc);
+    running = hnc;
+    const floorSeconds = coldMinimum.total / floor.writesPerSecond;
+    log(`${name}: cold start (minimum ${coldMinimum.total} writes, floor ${floorSeconds.toFixed(2)} s)`);
+    const m0 = await scrape(admin);
+    const cpu0 = sampleCpu(pids());
+    const otherApiServers = processesNamed('kube-apiserver').filter((p) => p !== Plane.pidsOf(cp)['kube-apiserver']).length;
+    if (otherApiServers) log(`${name}: note: ${otherApiServers} other kube-apiserver process(es) on this machine are competing for its cores`);
+    await hnc.stats(true); // event-loop delay and GC pauses from here
+    const t0 = performance.now();
+    const ticker = setInterval(() => log(`${name}: cold start ${((performance.now() - t0) / 1000).toFixed(0)} s: ${JSON.stringify(tracker!.progress())}`), 15_000);
+    let started;
+    let tConverged;
+    try {
+      started = await hnc.start(startReq('cold', false));
+      tConverged = await tracker.whenConverged(opts.coldTimeoutMs);
+    } catch (err) {
+      if (!/not converged/.test((err as Error).message)) throw err;
+      // Not a failure of the benchmark: the figure is "more than the timeout"; say how far it got.
+      const seconds = (performance.now() - t0) / 1000;
+      throw new ColdStartTimeout(name, {
+        seconds: round(seconds, 1),
+        minimumWrites: coldMinimum.total,
+        floorSeconds: round(floorSeconds, 2),
+        progress: tracker.progress(),
+        writesSoFar: writeDelta(m0, await scrape(admin)).total,
+        cpu: cpuDelta(cpu0, sampleCpu(pids())),
+        shape,
+      });
+    } finally {
+      clearInterval(ticker);
+    }
+    const coldSeconds = (tConverged - t0) / 1000;
+    const idleStats = await hnc.idle();
+    const coldLoop = { ...idleStats.eventLoop, gcMaxMs: idleStats.gc.maxMs, gcTotalMs: idleStats.gc.totalMs };
+    const idleSeconds = (performance.now() - t0) / 1000;
+    const cpu1 = sampleCpu(pids());
+    const m1 = await waitQuiet(admin, opts.quietMs);
+    const coldVerified = await verifyByListing(admin, expected);
+    const coldWrites = writesReport(writeDelta(m0, m1), (await hnc.stats()).writesTotal, coldMinimum);
+    log(`${name}: converged in ${coldSeconds.toFixed(2)} s (${(coldSeconds / floorSeconds).toFixed(2)}x floor); ${coldWrites.apiserver.total} writes for a minimum of ${coldMinimum.total}; verified by listing: ${coldVerified.ok}`);
+    if (!coldVerified.ok) log(`${name}: listing disagrees: ${JSON.stringify(coldVerified)}`);
+    const coldCpu = cpuDelta(cpu0, cpu1);
+    // The next process loads its code now, so that restarts below time HNC, not node's start-up.
+    const spawn = () => {
+      const p = HncProcess.spawn({ cpuProfileDir: profileDir });
+      void p.then((c) => children.push(c), () => undefined);
+      return p;
+    };
+    let next = spawn();
+
+    // 3. Steady state: nothing changes; how much does HNC hold and burn?
+    const s0 = await hnc.stats();
+    await sleep(opts.coldSteadyMs);
+    const s1 = await hnc.stats();
+    const steadyCpu = opts.coldSteadyMs ? (cpuSeconds(s1) - cpuSeconds(s0)) / (opts.coldSteadyMs / 1000) : NaN;
+    const steadyMemory = memory(s1, hnc.baseline);
+    const gc1 = await hnc.collected();
+    steadyMemory.heapLiveMB = mb(gc1.heapUsed);
+    steadyMemory.rssAfterGcMB = mb(gc1.rss);
+
+    // 4. Warm restart: everything in place; a new process must write nothing.
+    const rv0 = await versions(admin);
+    await hnc.stop();
+    hnc = await next;
+    running = hnc;
+    next = spawn();
+    const m2 = await scrape(admin);
+    const tw = performance.now();
+    await hnc.start(startReq('warm', false));
+    const warmIdle = await hnc.idle();
+    const warmSeconds = (performance.now() - tw) / 1000;
+    const m3 = await waitQuiet(admin, opts.quietMs);
+    const rv1 = await versions(admin);
+    const warm = { seconds: round(warmSeconds, 2), writes: writeDelta(m2, m3), managerWrites: (await hnc.stats()).writesTotal, objectsChanged: versionDiff(rv0, rv1), managerCpuSeconds: round(cpuSeconds(warmIdle), 2) };
+    log(`${name}: warm restart idle in ${warmSeconds.toFixed(2)} s; ${warm.writes.total} writes at the API server, ${warm.managerWrites} by the manager`);
+    const w0 = await hnc.stats();
+    await sleep(opts.steadyMs);
+    const w1 = await hnc.stats();
+    const steadyAfterWarm = (cpuSeconds(w1) - cpuSeconds(w0)) / (opts.steadyMs / 1000);
+
+    // 5. One new object at the root, then its deletion, to every descendant; repeated.
+    const D = descendants(parent, topology.root).length;
+    const trial = async (i: number) => {
+      const kind = SOURCE_KINDS[i % 3]!;
+      const src: Source = { kind, namespace: topology.root, name: `bench-prop-${i}` };
+      const grown = expectedState(parent, [...sources, src]);
+      tracker!.expect(grown);
+      const ta = performance.now();
+      await admin.create(collection(kind, topology.root), sourceBody(kind, src.name));
+      const tb = await tracker!.whenConverged(600_000);
+      tracker!.expect(expected);
+      const tc = performance.now();
+      await admin.delete(`${collection(kind, topology.root)}/${src.name}`);
+      const td = await tracker!.whenConverged(600_000);
+      await hnc.idle();
+      return { create: tb - ta, delete: td - tc, minimum: addMinimum(minimumWrites(expected, grown), minimumWrites(grown, expected)) };
+    };
+    const p0 = await scrape(admin);
+    const pw0 = (await hnc.stats()).writesTotal;
+    const pc0 = sampleCpu(pids());
+    await hnc.stats(true);
+    const creates: number[] = [];
+    const deletes: number[] = [];
+    let propMinimum = ZERO;
+    for (let i = 0; i < opts.trials; i++) {
+      const r = await trial(i);
+      creates.push(r.create);
+      deletes.push(r.delete);
+      propMinimum = addMinimum(propMinimum, r.minimum);
+    }
+    const pc1 = sampleCpu(pids());
+    const propStats = await hnc.stats();
+    const propLoop = { ...propStats.eventLoop, gcMaxMs: propStats.gc.maxMs, gcTotalMs: propStats.gc.totalMs };
+    const p1 = await waitQuiet(admin, opts.quietMs);
+    const propWrites = writesReport(writeDelta(p0, p1), (await hnc.stats()).writesTotal - pw0, propMinimum, 2 * opts.trials);
+    const create = summarize(creates);
+    const propFloor = D / floor.writesPerSecond;
+    log(`${name}: one object to ${D} descendants: p50 ${create.p50.toFixed(0)} ms, p99 ${create.p99.toFixed(0)} ms (floor ${(propFloor * 1000).toFixed(0)} ms)`);
+
+    // 6. Move a subtree between its two parents, back and forth.
+    let moveMinimum = ZERO;
+    const moves: number[] = [];
+    const mv0 = await scrape(admin);
+    const mvw0 = (await hnc.stats()).writesTotal;
+    let current = expected;
+    const moveTrials = opts.moveTrials % 2 === 0 ? opts.moveTrials : opts.moveTrials + 1; // end where it began
+    for (let i = 0; i < moveTrials; i++) {
+      const to = topology.moveParents[(i + 1) % 2]!;
+      const moved = new Map(parent);
+      moved.set(topology.moveRoot, to);
+      const next = i % 2 === 0 ? expectedState(moved, sources) : expected;
+      moveMinimum = addMinimum(moveMinimum, minimumWrites(current, next));
+      const hc = await admin.get<{ spec: { parent?: string } }>(`${HC(topology.moveRoot)}/hierarchy`);
+      tracker.expect(next);
+      const ta = performance.now();
+      await admin.replace(`${HC(topology.moveRoot)}/hierarchy`, { ...hc, spec: { ...hc.spec, parent: to } });
+      const tb = await tracker.whenConverged(600_000);
+      moves.push(tb - ta);
+      await hnc.idle();
+      current = next;
+    }
+    const mv1 = await waitQuiet(admin, opts.quietMs);
+    const moveWrites = writesReport(writeDelta(mv0, mv1), (await hnc.stats()).writesTotal - mvw0, moveMinimum, moveTrials);
+    const moveSummary = summarize(moves);
+    log(`${name}: moving ${topology.moveSize} namespaces: p50 ${moveSummary.p50.toFixed(0)} ms, max ${moveSummary.max.toFixed(0)} ms`);
+    const warmMemory = memory(await hnc.stats(), hnc.baseline);
+    const gc2 = await hnc.collected();
+    warmMemory.heapLiveMB = mb(gc2.heapUsed);
+    warmMemory.rssAfterGcMB = mb(gc2.rss);
+
+    let webhooks: ScenarioResult['webhooks'];
+    let withWebhooks: ScenarioResult['propagation']['withWebhooks'];
+    if (opts.webhooksFor(name)) {
+      // 7. The webhooks: HNC restarted with them (the last restart is the one with everything in place), then load.
+      await hnc.stop();
+      let restart = { first: undefined as WriteDelta | undefined, last: undefined as WriteDelta | undefined, changed: { changed: 0, created: 0, deleted: 0 } };
+      for (let i = 0; i < Math.max(1, opts.webhookRestarts); i++) {
+        // A webhook server keeps the API server's connections open: end the process rather than drain them.
+        if (i > 0) await hnc.kill();
+        const rvA = await versions(admin);
+        hnc = await next;
+        running = hnc;
+        next = spawn();
+        const ha = await scrape(admin);
+        await hnc.start(startReq(`webhooks-${i + 1}`, true));
+        await hnc.idle();
+        const hb = await waitQuiet(admin, opts.quietMs);
+        const d = writeDelta(ha, hb);
+        restart = { first: restart.first ?? d, last: d, changed: versionDiff(rvA, await versions(admin)) };
+      }
+      const secret = await admin.get<{ data: Record<string, string> }>('/api/v1/namespaces/hnc-system/secrets/hnc-webhook-server-cert');
+      const ca = Buffer.from(secret.data['ca.crt']!, 'base64').toString('utf8');
+      const leaves = topology.namespaces.filter((ns) => !descendants(parent, ns).length && !ns.includes('-mv-')).slice(0, 200);
+      const rootRole = sources.find((s) => s.namespace === topology.root && s.kind === 'roles');
+      const targets = { root: topology.root, leaves, otherParent: topology.moveParents[1], copy: { namespace: leaves[0]!, name: rootRole?.name ?? 'bench-root-0', from: topology.root } };
+      const labels: Record<string, Record<string, string>> = {};
+      for (const ns of [...leaves, topology.root, targets.copy.namespace]) labels[ns] = tracker.labelsOf(ns);
+      const direct = await LoadWorker.start({ port: plane.webhookPort, ca, targets, labels });
+      const serverLoop = async () => {
+        const st = await hnc.stats(true);
+        return { ...st.eventLoop, gcMaxMs: st.gc.maxMs, gcTotalMs: st.gc.totalMs };
+      };
+      await direct.warm(Math.min(400, opts.webhookRequests));
+      const open: Array<LatencyResult & EventLoops> = [];
+      for (const rate of opts.webhookRates) {
+        await serverLoop();
+        const res = await direct.run({ mode: 'open', rate }, Math.max(50, Math.round(rate * opts.webhookSeconds)));
+        const r = { ...res, serverEventLoop: await serverLoop() };
+        open.push(r);
+        log(`${name}: webhook at ${rate}/s: p50 ${r.overall.p50.toFixed(2)} ms, p99 ${r.overall.p99.toFixed(2)} ms (at most ${r.maxInFlight} in flight; event-loop delay max: HNC ${r.serverEventLoop.max.toFixed(1)} ms (longest GC ${r.serverEventLoop.gcMaxMs.toFixed(1)} ms), client ${r.clientEventLoop.max.toFixed(1)} ms)`);
+      }
+      await serverLoop();
+      const sat = await direct.run({ mode: 'closed', concurrency: opts.webhookConcurrency }, opts.webhookRequests);
+      const saturation = { ...sat, serverEventLoop: await serverLoop() };
+      await direct.stop();
+      log(`${name}: webhook saturation: ${saturation.perSecond.toFixed(0)} reviews/s at ${opts.webhookConcurrency} in flight (p50 ${saturation.overall.p50.toFixed(1)} ms)`);
+      const api = await apiserverClient(admin, targets);
+      await api.warm(Math.min(100, opts.webhookRequests));
+      const wh0 = await scrape(admin);
+      const viaApi = await api.run({ mode: 'open', rate: opts.apiserverRate }, Math.max(50, Math.round(opts.apiserverRate * opts.webhookSeconds)));
+      const wh1 = await scrape(admin);
+      log(`${name}: dry-run through the API server at ${opts.apiserverRate}/s: p50 ${viaApi.overall.p50.toFixed(1)} ms, p99 ${viaApi.overall.p99.toFixed(1)} ms`);
+
+      // Propagation with the objects webhook in the path of every copy.
+      const wc: number[] = [];
+      const wd: number[] = [];
+      const wt0 = await scrape(admin);
+      for (let i = 0; i < opts.webhookTrials; i++) {
+        const r = await trial(1000 + i);
+        wc.push(r.create);
+        wd.push(r.delete);
+      }
+      const wt1 = await scrape(admin);
+      const calls = webhookDelta(wt0, wt1);
+      webhooks = {
+        restartWrites: { first: restart.first!, last: restart.last!, objectsChangedLast: restart.changed, restarts: Math.max(1, opts.webhookRestarts) },
+        direct: open,
+        saturation,
+        apiserver: viaApi,
+        apiserverHistogram: webhookDelta(wh0, wh1),
+      };
+      withWebhooks = { create: summarize(wc), delete: summarize(wd), webhookCalls: Object.fromEntries(Object.entries(calls).map(([k, v]) => [k, v.calls])), copyWrites: 2 * D * opts.webhookTrials };
+    }
+    await hnc.kill();
+    await (await next).kill();
+
+    return {
+      topology: name,
+      shape,
+      controlPlaneStartSeconds: round(cp.startSeconds, 2),
+      sharedPlane: shared,
+      otherApiServers,
+      setup: { seconds: round(setupSeconds, 2), writes: setupWrites, settleSeconds: round(settleSeconds, 2) },
+      floor,
+      coldStart: {
+        seconds: round(coldSeconds, 3),
+        cachesSyncedSeconds: round(started.startedMs / 1000, 3),
+        idleSeconds: round(idleSeconds, 3),
+        floorSeconds: round(floorSeconds, 3),
+        ratioToFloor: round(coldSeconds / floorSeconds, 2),
+        writes: coldWrites,
+        verified: coldVerified,
+        cpu: coldCpu,
+        managerCpuSeconds: round(cpuSeconds(idleStats), 2),
+        eventLoop: coldLoop,
+        memory: memory(idleStats, children[0]!.baseline),
+      },
+      steadyState: { seconds: opts.steadyMs / 1000, cpuPercentAfterColdStart: round(steadyCpu * 100, 2), memory: steadyMemory, cpuPercentAfterWarmRestart: round(steadyAfterWarm * 100, 2), memoryAfterWarmRestart: warmMemory },
+      warmRestart: warm,
+      propagation: {
+        descendants: D,
+        create,
+        delete: summarize(deletes),
+        floorSeconds: round(propFloor, 4),
+        p50RatioToFloor: round(create.p50 / 1000 / propFloor, 2),
+        p99RatioToFloor: round(create.p99 / 1000 / propFloor, 2),
+        writes: propWrites,
+        cpu: cpuDelta(pc0, pc1),
+        eventLoop: propLoop,
+        withWebhooks,
+      },
+      move: { size: topology.moveSize, trials: moveSummary, minimumPerMove: round(moveMinimum.total / moveTrials, 1), writes: moveWrites },
+      webhooks,
+      versions: { kubernetes: plane.version, binaries: cp.binaries.source.split('/').pop() ?? cp.binaries.source },
+      leftoverProcesses: [],
+    };
+  } finally {
+    await tracker?.stop().catch(() => undefined);
+    for (const c of children) await c.kill().catch(() => undefined);
+    // HNC's webhook configurations outlive it: remove them, so the next topology on this plane is not refused.
+    for (const kind of ['validatingwebhookconfigurations/hnc-validating-webhook-configuration', 'mutatingwebhookconfigurations/hnc-mutating-webhook-configuration']) {
+      await admin.delete(`/apis/admissionregistration.k8s.io/v1/${kind}`).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,205 @@
+// Watches what HNC writes, from the benchmark's side, and says the moment the cluster matches an
+// expected state: every namespace's tree labels, every HierarchyConfiguration's children and
+// conditions, and every copy (no more, no fewer). Detection is by watch events, never by polling.
+import type { KubeClient } from '../kube/client.js';
+import { Reflector } from '../kube/watch/reflector.js';
+import type { KubeObject } from '../kube/watch/store.js';
+import { TREE_SUFFIX, INCLUDED_LABEL, hierarchySignature, labelSignature, SOURCE_KINDS, type Expected, type SourceKind } from './topology.js';
+
+export const INHERITED_FROM = 'hnc.x-k8s.io/inherited-from';
+
+export function collection(kind: SourceKind, ns?: string): string {
+  const base = kind === 'networkpolicies' ? '/apis/networking.k8s.io/v1' : '/apis/rbac.authorization.k8s.io/v1';
+  return ns ? `${base}/namespaces/${ns}/${kind}` : `${base}/${kind}`;
+}
+
+interface Slim extends KubeObject {
+  metadata: { name: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string>; uid?: string };
+  status?: { children?: string[]; conditions?: unknown[] };
+}
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** Keeps only what the comparisons need, so that 50,000 copies cost little memory here. */
+function slim(keepLabel: (k: string) => boolean, keepStatus: boolean) {
+  return (o: Slim): Slim => {
+    const labels: Record<string, string> = {};
+    for (const [k, v] of Object.entries(o.metadata.labels ?? {})) if (keepLabel(k)) labels[k] = v;
+    const out: Slim = { metadata: { name: o.metadata.name, namespace: o.metadata.namespace, resourceVersion: o.metadata.resourceVersion, labels } };
+    if (keepStatus) out.status = { children: o.status?.children, conditions: o.status?.conditions };
+    return out;
+  };
+}
+
+export interface Progress {
+  namespaces: { ok: number; of: number };
+  hierarchy: { ok: number; of: number };
+  copies: { ok: number; of: number; unexpected: number };
+}
+
+export class Tracker {
+  private readonly namespaces: Reflector<Slim>;
+  private readonly hierarchies: Reflector<Slim>;
+  private readonly copies: Reflector<Slim>[];
+  private expected: Expected = { labels: new Map(), hierarchy: new Map(), copies: new Map() };
+  private nsOk = new Set<string>();
+  private hcOk = new Set<string>();
+  /** Copies seen: key -> inherited-from. */
+  private readonly seen = new Map<string, string>();
+  private copyOk = 0;
+  private copyBad = 0;
+  private waiters: Array<(t: number) => void> = [];
+  /** Time (performance.now) of the last event that changed anything we track. */
+  lastEventAt = 0;
+
+  constructor(client: KubeClient) {
+    const reflector = (name: string, path: string, transform: (o: Slim) => Slim, labelSelector?: string) =>
+      new Reflector<Slim>({ client, path, name, transform, labelSelector, freeze: false, pageSize: 2000, logger: silent });
+    this.namespaces = reflector('namespaces', '/api/v1/namespaces', slim((k) => k.endsWith(TREE_SUFFIX) || k === INCLUDED_LABEL, false));
+    this.hierarchies = reflector('hierarchyconfigurations', '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations', slim(() => false, true));
+    this.copies = SOURCE_KINDS.map((kind) => reflector(kind, collection(kind), slim((k) => k === INHERITED_FROM, false), INHERITED_FROM));
+    this.namespaces.addHandler((type, obj) => this.onNamespace(obj.metadata.name, type === 'DELETED' ? undefined : obj));
+    this.hierarchies.addHandler((type, obj) => this.onHierarchy(obj.metadata.namespace!, type === 'DELETED' ? undefined : obj));
+    this.copies.forEach((r, i) => r.addHandler((type, obj) => this.onCopy(`${SOURCE_KINDS[i]}/${obj.metadata.namespace}/${obj.metadata.name}`, type === 'DELETED' ? undefined : obj.metadata.labels?.[INHERITED_FROM])));
+  }
+
+  async start(): Promise<void> {
+    const all = [this.namespaces, this.hierarchies, ...this.copies];
+    for (const r of all) r.start();
+    await Promise.all(all.map((r) => r.synced));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.namespaces, this.hierarchies, ...this.copies].map((r) => r.stop()));
+  }
+
+  /** Sets what "converged" means from now on and recounts from the caches. */
+  expect(expected: Expected): void {
+    this.expected = expected;
+    this.nsOk.clear();
+    this.hcOk.clear();
+    for (const ns of expected.labels.keys()) if (this.nsMatches(ns)) this.nsOk.add(ns);
+    for (const ns of expected.hierarchy.keys()) if (this.hcMatches(ns)) this.hcOk.add(ns);
+    this.copyOk = 0;
+    this.copyBad = 0;
+    for (const [key, from] of this.seen) {
+      if (!this.mine(key)) continue;
+      if (expected.copies.get(key) === from) this.copyOk++;
+      else this.copyBad++;
+    }
+    this.check();
+  }
+
+  get converged(): boolean {
+    const e = this.expected;
+    return this.nsOk.size === e.labels.size && this.hcOk.size === e.hierarchy.size && this.copyOk === e.copies.size && this.copyBad === 0;
+  }
+
+  progress(): Progress {
+    const e = this.expected;
+    return {
+      namespaces: { ok: this.nsOk.size, of: e.labels.size },
+      hierarchy: { ok: this.hcOk.size, of: e.hierarchy.size },
+      copies: { ok: this.copyOk, of: e.copies.size, unexpected: this.copyBad },
+    };
+  }
+
+  /** Resolves with the time (performance.now) at which the cluster first matched what is expected. */
+  whenConverged(timeoutMs: number): Promise<number> {
+    if (this.converged) return Promise.resolve(performance.now());
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== done);
+        reject(new Error(`not converged within ${timeoutMs} ms: ${JSON.stringify(this.progress())}`));
+      }, timeoutMs);
+      const done = (t: number) => {
+        clearTimeout(timer);
+        resolve(t);
+      };
+      this.waiters.push(done);
+    });
+  }
+
+  /** The namespaces whose labels or HierarchyConfiguration do not match yet (for error reports). */
+  mismatches(limit = 5): string[] {
+    const out: string[] = [];
+    for (const ns of this.expected.labels.keys()) if (!this.nsOk.has(ns) && out.length < limit) out.push(`labels of ${ns}: want ${this.expected.labels.get(ns)}, have ${labelSignature(this.namespaces.store.get(ns)?.metadata.labels)}`);
+    for (const ns of this.expected.hierarchy.keys()) if (!this.hcOk.has(ns) && out.length < limit * 2) out.push(`hierarchy of ${ns}: want ${this.expected.hierarchy.get(ns)}, have ${hierarchySignature(this.hierarchies.store.get(`${ns}/hierarchy`))}`);
+    return out;
+  }
+
+  /** What the cluster holds now, for the namespaces expected: the "from" of a minimum-writes count. */
+  observed(): Expected {
+    const labels = new Map<string, string>();
+    const hierarchy = new Map<string, string>();
+    for (const ns of this.expected.labels.keys()) {
+      labels.set(ns, labelSignature(this.namespaces.store.get(ns)?.metadata.labels));
+      hierarchy.set(ns, hierarchySignature(this.hierarchies.store.get(`${ns}/hierarchy`)));
+    }
+    const copies = new Map<string, string>();
+    for (const [key, from] of this.seen) if (this.mine(key)) copies.set(key, from);
+    return { labels, hierarchy, copies };
+  }
+
+  /** A namespace's HNC labels as last seen (tree labels and the included-namespace label). */
+  labelsOf(ns: string): Record<string, string> {
+    return { ...(this.namespaces.store.get(ns)?.metadata.labels ?? {}) };
+  }
+
+  private nsMatches(ns: string): boolean {
+    return labelSignature(this.namespaces.store.get(ns)?.metadata.labels) === this.expected.labels.get(ns);
+  }
+
+  private hcMatches(ns: string): boolean {
+    return hierarchySignature(this.hierarchies.store.get(`${ns}/hierarchy`)) === this.expected.hierarchy.get(ns);
+  }
+
+  private onNamespace(ns: string, _obj: Slim | undefined): void {
+    if (!this.expected.labels.has(ns)) return;
+    this.lastEventAt = performance.now();
+    if (this.nsMatches(ns)) this.nsOk.add(ns);
+    else this.nsOk.delete(ns);
+    this.check();
+  }
+
+  private onHierarchy(ns: string, _obj: Slim | undefined): void {
+    if (!this.expected.hierarchy.has(ns)) return;
+    this.lastEventAt = performance.now();
+    if (this.hcMatches(ns)) this.hcOk.add(ns);
+    else this.hcOk.delete(ns);
+    this.check();
+  }
+
+  /** Copies in namespaces outside the expected set (another topology on a shared plane) are not ours. */
+  private mine(key: string): boolean {
+    const a = key.indexOf('/');
+    return this.expected.labels.has(key.slice(a + 1, key.indexOf('/', a + 1)));
+  }
+
+  private onCopy(key: string, from: string | undefined): void {
+    const before = this.seen.get(key);
+    if (from === undefined) this.seen.delete(key);
+    else this.seen.set(key, from);
+    if (!this.mine(key)) return;
+    this.lastEventAt = performance.now();
+    if (before !== undefined) {
+      if (this.expected.copies.get(key) === before) this.copyOk--;
+      else this.copyBad--;
+    }
+    if (from !== undefined) {
+      if (this.expected.copies.get(key) === from) this.copyOk++;
+      else this.copyBad++;
+    }
+    this.check();
+  }
+
+  private check(): void {
+    if (!this.waiters.length || !this.converged) return;
+    const t = performance.now();
+    const w = this.waiters;
+    this.waiters = [];
+    for (const done of w) done(t);
+  }
+}
+
+export { INCLUDED_LABEL };

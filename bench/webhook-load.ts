@@ -1,0 +1,232 @@
+// Webhook latency under concurrent load, two ways:
+// - direct: AdmissionReviews POSTed to HNC's webhook server over keep-alive HTTPS, timed by the
+//   client (the webhook's own latency, what the API server waits for);
+// - through the API server: dry-run requests that pass every HNC webhook without writing anything,
+//   timed end to end, with the API server's own webhook latency histogram alongside.
+import https from 'node:https';
+import { randomUUID } from 'node:crypto';
+import type { KubeClient } from '../kube/client.js';
+import { pool, sleep, summarize, type Summary } from './util.js';
+import { prng } from './topology.js';
+import { collection, INHERITED_FROM } from './tracker.js';
+
+const PATHS = {
+  mutateNamespace: '/mutate-namespace',
+  namespaces: '/validate-v1-namespace',
+  hierarchy: '/validate-hnc-x-k8s-io-v1alpha2-hierarchyconfigurations',
+  objects: '/validate-objects',
+} as const;
+
+export interface LoadTargets {
+  root: string;
+  /** Namespaces with a parent, none of them subnamespaces (leaves preferred). */
+  leaves: string[];
+  /** A namespace elsewhere in the tree, to "move" leaves under (dry-run / review only). */
+  otherParent: string;
+  /** One copy in a leaf: kind role, its name and its source namespace. */
+  copy: { namespace: string; name: string; from: string };
+}
+
+export interface LatencyResult {
+  /** "open" (Poisson arrivals at a fixed rate: latency at that load) or "closed" (fixed concurrency: saturation throughput). */
+  mode: 'open' | 'closed';
+  requests: number;
+  /** Offered rate (open) or concurrency (closed). */
+  offered: number;
+  seconds: number;
+  perSecond: number;
+  /** Most requests in flight at once. */
+  maxInFlight: number;
+  overall: Summary;
+  byRequest: Record<string, Summary & { denied: number; errors: number }>;
+}
+
+export type Load = { mode: 'open'; rate: number } | { mode: 'closed'; concurrency: number };
+
+type Sample = { name: string; ms: number; denied: boolean; error: boolean };
+
+/**
+ * Drives `count` requests: open loop (exponential inter-arrival times at `rate`/s, each request
+ * timed from when it is sent, whatever is in flight) or closed loop (`concurrency` requests always
+ * in flight). A fixed seed keeps the arrival pattern the same across runs.
+ */
+async function drive(load: Load, count: number, send: (i: number) => Promise<Sample>): Promise<LatencyResult> {
+  const samples: Sample[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const one = async (i: number) => {
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    try {
+      samples.push(await send(i));
+    } finally {
+      inFlight--;
+    }
+  };
+  const t0 = performance.now();
+  if (load.mode === 'closed') {
+    await pool(Array.from({ length: count }, (_, i) => i), load.concurrency, one);
+  } else {
+    const rnd = prng(7);
+    const pending: Promise<void>[] = [];
+    let due = t0;
+    for (let i = 0; i < count; i++) {
+      due += (-Math.log(1 - rnd()) / load.rate) * 1000;
+      const wait = due - performance.now();
+      if (wait >= 1) await sleep(wait);
+      pending.push(one(i));
+    }
+    await Promise.all(pending);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const byName = new Map<string, Sample[]>();
+  for (const s of samples) byName.set(s.name, [...(byName.get(s.name) ?? []), s]);
+  const byRequest: LatencyResult['byRequest'] = {};
+  for (const [name, list] of byName) byRequest[name] = { ...summarize(list.map((s) => s.ms)), denied: list.filter((s) => s.denied).length, errors: list.filter((s) => s.error).length };
+  return { mode: load.mode, requests: samples.length, offered: load.mode === 'open' ? load.rate : load.concurrency, seconds, perSecond: samples.length / seconds, maxInFlight, overall: summarize(samples.map((s) => s.ms)), byRequest };
+}
+
+const USER = { username: 'bench-user', groups: ['system:authenticated'] };
+const gvk = (group: string, version: string, kind: string) => ({ group, version, kind });
+const gvr = (group: string, version: string, resource: string) => ({ group, version, resource });
+
+type Review = { path: string; name: string; body: string };
+
+function review(path: string, name: string, request: Record<string, unknown>): Review {
+  return { path, name, body: JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: randomUUID(), userInfo: USER, ...request } }) };
+}
+
+function namespaceObject(name: string, labels: Record<string, string>) {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } };
+}
+
+/** The mix: each kind of request HNC's webhooks decide, one after another. */
+function reviews(t: LoadTargets, i: number, labelsOf: (ns: string) => Record<string, string>): Review {
+  const leaf = t.leaves[i % t.leaves.length]!;
+  const nsGvk = gvk('', 'v1', 'Namespace');
+  const nsGvr = gvr('', 'v1', 'namespaces');
+  const hcGvk = gvk('hnc.x-k8s.io', 'v1alpha2', 'HierarchyConfiguration');
+  const hcGvr = gvr('hnc.x-k8s.io', 'v1alpha2', 'hierarchyconfigurations');
+  const roleGvk = gvk('rbac.authorization.k8s.io', 'v1', 'Role');
+  const roleGvr = gvr('rbac.authorization.k8s.io', 'v1', 'roles');
+  const hc = (ns: string, parent: string) => ({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchyConfiguration', metadata: { name: 'hierarchy', namespace: ns }, spec: { parent } });
+  const role = (ns: string, name: string, extra: Record<string, string> = {}) => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name, namespace: ns, labels: extra },
+    rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }],
+  });
+  const labels = labelsOf(leaf);
+  switch (i % 7) {
+    case 0:
+      return review(PATHS.mutateNamespace, 'namespace CREATE (mutator)', { kind: nsGvk, resource: nsGvr, name: `bench-new-${i}`, operation: 'CREATE', object: namespaceObject(`bench-new-${i}`, {}) });
+    case 1:
+      return review(PATHS.namespaces, 'namespace UPDATE', { kind: nsGvk, resource: nsGvr, name: leaf, operation: 'UPDATE', object: namespaceObject(leaf, { ...labels, team: 'x' }), oldObject: namespaceObject(leaf, labels) });
+    case 2:
+      return review(PATHS.namespaces, 'namespace DELETE', { kind: nsGvk, resource: nsGvr, name: leaf, operation: 'DELETE', oldObject: namespaceObject(leaf, labels) });
+    case 3: {
+      const parent = labelsParent(labels, leaf) ?? t.root;
+      return review(PATHS.hierarchy, 'hierarchy UPDATE, same parent', { kind: hcGvk, resource: hcGvr, namespace: leaf, name: 'hierarchy', operation: 'UPDATE', object: hc(leaf, parent), oldObject: hc(leaf, parent) });
+    }
+    case 4: {
+      const parent = labelsParent(labels, leaf) ?? t.root;
+      return review(PATHS.hierarchy, 'hierarchy UPDATE, new parent (SubjectAccessReviews)', { kind: hcGvk, resource: hcGvr, namespace: leaf, name: 'hierarchy', operation: 'UPDATE', object: hc(leaf, t.otherParent), oldObject: hc(leaf, parent) });
+    }
+    case 5:
+      return review(PATHS.objects, 'object CREATE (source)', { kind: roleGvk, resource: roleGvr, namespace: leaf, name: `bench-obj-${i}`, operation: 'CREATE', object: role(leaf, `bench-obj-${i}`) });
+    default: {
+      const c = t.copy;
+      const old = role(c.namespace, c.name, { [INHERITED_FROM]: c.from });
+      const changed = { ...old, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }] };
+      return review(PATHS.objects, 'object UPDATE of a copy (denied)', { kind: roleGvk, resource: roleGvr, namespace: c.namespace, name: c.name, operation: 'UPDATE', object: changed, oldObject: old });
+    }
+  }
+}
+
+/** The parent a namespace's tree labels imply (the ancestor at depth 1). */
+function labelsParent(labels: Record<string, string>, _ns: string): string | undefined {
+  for (const [k, v] of Object.entries(labels)) if (v === '1' && k.endsWith('.tree.hnc.x-k8s.io/depth')) return k.slice(0, -'.tree.hnc.x-k8s.io/depth'.length);
+  return undefined;
+}
+
+/** A client for HNC's webhook server on 127.0.0.1:`port`, trusting HNC's own CA. */
+export function directClient(port: number, caPem: string, targets: LoadTargets, labelsOf: (ns: string) => Record<string, string>) {
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 256, ca: caPem });
+  const post = (r: Review) =>
+    new Promise<{ allowed: boolean; status: number }>((resolve, reject) => {
+      const req = https.request({ host: '127.0.0.1', port, path: r.path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(r.body) } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          try {
+            const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { response?: { allowed?: boolean } };
+            resolve({ allowed: body.response?.allowed === true, status: res.statusCode ?? 0 });
+          } catch {
+            resolve({ allowed: false, status: res.statusCode ?? 0 });
+          }
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(r.body);
+    });
+  const send = async (i: number): Promise<Sample> => {
+    const r = reviews(targets, i, labelsOf);
+    const t = performance.now();
+    try {
+      const res = await post(r);
+      return { name: r.name, ms: performance.now() - t, denied: !res.allowed, error: res.status !== 200 };
+    } catch {
+      return { name: r.name, ms: performance.now() - t, denied: false, error: true };
+    }
+  };
+  return {
+    /** Connections and JIT warmed up, not measured. */
+    warm: (n: number) => drive({ mode: 'closed', concurrency: 8 }, n, send),
+    run: (load: Load, count: number) => drive(load, count, send),
+    close: () => agent.destroy(),
+  };
+}
+
+/** Dry-run requests through the API server: each passes HNC's webhooks and writes nothing. */
+export async function apiserverClient(client: KubeClient, targets: LoadTargets) {
+  const hcs = new Map<string, unknown>();
+  for (const leaf of targets.leaves.slice(0, 50)) hcs.set(leaf, await client.get(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${leaf}/hierarchyconfigurations/hierarchy`));
+  const leaves = [...hcs.keys()];
+  const dry = { dryRun: 'All' };
+  const kinds: Array<{ name: string; run: (i: number) => Promise<unknown> }> = [
+    { name: 'namespace CREATE (dry run)', run: (i) => client.create('/api/v1/namespaces', { metadata: { name: `bench-dry-${i}` } }, dry) },
+    { name: 'namespace PATCH labels (dry run)', run: (i) => client.request('PATCH', `/api/v1/namespaces/${leaves[i % leaves.length]}`, { body: { metadata: { labels: { team: `t${i % 5}` } } }, contentType: 'application/merge-patch+json', query: dry }) },
+    {
+      name: 'hierarchy PUT, new parent (dry run)',
+      run: (i) => {
+        const leaf = leaves[i % leaves.length]!;
+        const hc = structuredClone(hcs.get(leaf)) as { spec?: { parent?: string } };
+        hc.spec = { ...(hc.spec ?? {}), parent: targets.otherParent };
+        return client.replace(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${leaf}/hierarchyconfigurations/hierarchy`, hc, dry);
+      },
+    },
+    {
+      name: 'Role CREATE (dry run)',
+      run: (i) => client.create(collection('roles', leaves[i % leaves.length]), { metadata: { name: `bench-dry-${i}` }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }, dry),
+    },
+  ];
+  const send = async (i: number): Promise<Sample> => {
+    const k = kinds[i % kinds.length]!;
+    const t = performance.now();
+    let denied = false;
+    let error = false;
+    try {
+      await k.run(i);
+    } catch (err) {
+      const code = (err as { code?: number }).code;
+      if (code && code >= 400 && code < 500) denied = true;
+      else error = true;
+    }
+    return { name: k.name, ms: performance.now() - t, denied, error };
+  };
+  return {
+    warm: (n: number) => drive({ mode: 'closed', concurrency: 8 }, n, send),
+    run: (load: Load, count: number) => drive(load, count, send),
+  };
+}
