@@ -118,9 +118,12 @@ export async function applyConfigurations(client: KubeClient, input: Configurati
   const wanted: Manifest[] = [];
   for (const m of [mutatingConfiguration(input), validatingConfiguration(input)]) {
     const hash = createHash('sha256').update(JSON.stringify(m)).digest('hex').slice(0, 32);
-    const plural = m.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations';
+    const path =
+      m.kind === 'MutatingWebhookConfiguration'
+        ? `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${m.metadata.name}`
+        : `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${m.metadata.name}`;
     const live = await client
-      .get<{ metadata: { annotations?: Record<string, string> } }>(`/apis/admissionregistration.k8s.io/v1/${plural}/${m.metadata.name}`)
+      .get<{ metadata: { annotations?: Record<string, string> } }>(path)
       .catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
     if (live?.metadata.annotations?.[HASH_ANNOTATION] === hash) continue;
     wanted.push({ ...m, metadata: { ...m.metadata, annotations: { [HASH_ANNOTATION]: hash } } });
