@@ -35,6 +35,8 @@ export interface ChildStats {
   writesTotal: number;
   namespaces: number;
   webhookPort?: number;
+  /** Port of HNC's own /metrics (127.0.0.1), when started with webhooks. */
+  metricsPort?: number;
   /** Event-loop delay (ms) since the last reset: how long work waited for the one thread. */
   eventLoop: { p50: number; p99: number; max: number };
   /** Garbage-collection pauses since the last reset. */
@@ -74,6 +76,7 @@ function stats(): ChildStats {
     writesTotal: hnc?.manager.writer.total ?? 0,
     namespaces: hnc?.manager.hierarchy.namespaceNames().length ?? 0,
     webhookPort: hnc?.webhooks?.port,
+    metricsPort: hnc?.probePorts.metrics,
     eventLoop: { p50: delay(loop.percentile(50)), p99: delay(loop.percentile(99)), max: delay(loop.max) },
     gc: { ...gc },
   };
@@ -95,6 +98,8 @@ async function handle(req: ChildRequest): Promise<unknown> {
         workers: s.workers,
         qps: s.qps,
         propagation: flags.propagation,
+        // HNC's own metrics (its webhook latency histogram) with the webhooks.
+        metricsAddress: s.webhooks ? '127.0.0.1:0' : '',
         webhooks: s.webhooks ? { port: s.webhookPort, host: '127.0.0.1', endpoint: (port) => ({ url: `https://127.0.0.1:${port}` }) } : false,
       });
       return { startedMs: performance.now() - t0, ...stats() };

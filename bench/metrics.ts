@@ -159,3 +159,33 @@ export function webhookDelta(before: Snapshot, after: Snapshot): Record<string, 
   }
   return out;
 }
+
+/** HNC's own view of its webhook latency: hnc_webhook_duration_seconds from its /metrics, all webhooks. */
+export async function hncWebhookHistogram(port: number): Promise<Histogram> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  const h: Histogram = { buckets: [], sum: 0, count: 0 };
+  for (const line of (await res.text()).split('\n')) {
+    if (!line.startsWith('hnc_webhook_duration_seconds')) continue;
+    const close = line.lastIndexOf('}');
+    const v = Number(line.slice(close + 1));
+    if (line.startsWith('hnc_webhook_duration_seconds_bucket')) {
+      const le = /le="([^"]+)"/.exec(line)?.[1];
+      const edge = le === '+Inf' ? Infinity : Number(le);
+      const b = h.buckets.find((x) => x.le === edge);
+      if (b) b.count += v;
+      else h.buckets.push({ le: edge, count: v });
+    } else if (line.startsWith('hnc_webhook_duration_seconds_sum')) h.sum += v;
+    else if (line.startsWith('hnc_webhook_duration_seconds_count')) h.count += v;
+  }
+  h.buckets.sort((a, b) => a.le - b.le);
+  return h;
+}
+
+/** Summary of the reviews between two readings of a histogram (bucket-bounded, like webhookDelta). */
+export function histogramDelta(before: Histogram, after: Histogram): HistogramSummary {
+  const count = after.count - before.count;
+  const buckets = after.buckets.map((x) => ({ le: x.le, count: x.count - (before.buckets.find((y) => y.le === x.le)?.count ?? 0) }));
+  const under = (q: number) => (buckets.find((x) => x.count >= q * count)?.le ?? Infinity) * 1000;
+  const at5 = buckets.find((x) => Math.abs(x.le - 0.005) < 1e-9)?.count;
+  return { calls: count, meanMs: count ? ((after.sum - before.sum) / count) * 1000 : NaN, within5ms: at5 === undefined || !count ? NaN : at5 / count, p50UpperMs: under(0.5), p99UpperMs: under(0.99) };
+}

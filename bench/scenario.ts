@@ -9,7 +9,7 @@ import { KubeClient } from '../kube/client.js';
 import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
 import { HncProcess, LoadWorker } from './hnc-process.js';
 import type { ChildStats } from './hnc-child.js';
-import { scrape, waitQuiet, writeDelta, webhookDelta, type WriteDelta, type HistogramSummary } from './metrics.js';
+import { hncWebhookHistogram, histogramDelta, scrape, waitQuiet, writeDelta, webhookDelta, type WriteDelta, type HistogramSummary } from './metrics.js';
 import { Tracker, collection, INHERITED_FROM } from './tracker.js';
 import {
   buildTopology,
@@ -236,6 +236,8 @@ export interface WritesReport {
 
 /** Event-loop delay (ms) of HNC's process and of the benchmark's (the client) during a load. */
 export interface EventLoops {
+  /** HNC's own histogram of the time it took to answer (from the request's arrival to its answer). */
+  serverSide?: HistogramSummary;
   serverEventLoop: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number };
   clientEventLoop: { p50: number; p99: number; max: number };
 }
@@ -617,12 +619,16 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
       };
       await direct.warm(Math.min(400, opts.webhookRequests));
       const open: Array<LatencyResult & EventLoops> = [];
+      const metricsPort = (await hnc.stats()).metricsPort;
+      const serverHist = () => (metricsPort ? hncWebhookHistogram(metricsPort).catch(() => undefined) : Promise.resolve(undefined));
       for (const rate of opts.webhookRates) {
         await serverLoop();
+        const hb = await serverHist();
         const res = await direct.run({ mode: 'open', rate }, Math.max(50, Math.round(rate * opts.webhookSeconds)));
-        const r = { ...res, serverEventLoop: await serverLoop() };
+        const ha = await serverHist();
+        const r = { ...res, serverEventLoop: await serverLoop(), serverSide: hb && ha ? histogramDelta(hb, ha) : undefined };
         open.push(r);
-        log(`${name}: webhook at ${rate}/s: p50 ${r.overall.p50.toFixed(2)} ms, p99 ${r.overall.p99.toFixed(2)} ms (at most ${r.maxInFlight} in flight; event-loop delay max: HNC ${r.serverEventLoop.max.toFixed(1)} ms (longest GC ${r.serverEventLoop.gcMaxMs.toFixed(1)} ms), client ${r.clientEventLoop.max.toFixed(1)} ms)`);
+        log(`${name}: webhook at ${rate}/s: p50 ${r.overall.p50.toFixed(2)} ms, p99 ${r.overall.p99.toFixed(2)} ms (at most ${r.maxInFlight} in flight; event-loop delay max: HNC ${r.serverEventLoop.max.toFixed(1)} ms (longest GC ${r.serverEventLoop.gcMaxMs.toFixed(1)} ms), client ${r.clientEventLoop.max.toFixed(1)} ms; HNC's own histogram: ${r.serverSide ? (100 * r.serverSide.within5ms).toFixed(1) : '?'} % answered within 5 ms)`);
       }
       await serverLoop();
       const sat = await direct.run({ mode: 'closed', concurrency: opts.webhookConcurrency }, opts.webhookRequests);
