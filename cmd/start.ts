@@ -54,7 +54,8 @@ async function main(): Promise<void> {
   let cp: LocalControlPlane | undefined;
   let client: KubeClient;
   if (given || inCluster) {
-    client = await KubeClient.fromKubeconfig(given, flags.context);
+    // The loader reads a KUBECONFIG list itself (merged as kubectl does).
+    client = await KubeClient.fromKubeconfig(flags.kubeconfig, flags.context);
     process.stderr.write(`using the cluster at ${client.server}\n`);
     if (flags['install-crds']) await installCrds(client);
     else await checkCrds(client);

@@ -3,7 +3,11 @@
 // into the error it throws.
 import https from 'node:https';
 import type { ClientRequest, IncomingMessage } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
+// Type only: client-node costs ~70 MB of memory once loaded, so it is imported only for the
+// configurations our own loader leaves to it (exec plugins, auth-providers) or when a caller
+// hands us a KubeConfig.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeconfig, type ClusterConnection, type Headers } from './kubeconfig.js';
 
 export interface Status {
   kind?: string;
@@ -48,44 +52,71 @@ export interface Response {
   body: string;
 }
 
+/** Produces the credential headers anew (a rotated token, a refreshed exec credential). */
+type CredentialSource = () => Headers | undefined | Promise<Headers | undefined>;
+
 export class KubeClient {
   private refreshedAt = Date.now();
 
   private constructor(
-    readonly kubeConfig: KubeConfig,
     readonly server: string,
     private base: https.RequestOptions,
+    private readonly credentials: CredentialSource,
   ) {}
 
   /**
    * Credentials can change under a running process (a pod's projected service-account token is
-   * rotated on disk): re-read them once a minute.
+   * rotated on disk): re-read them once a minute. A failed refresh keeps the previous headers.
    */
   private refreshCredentials(): void {
     if (Date.now() - this.refreshedAt < 60_000) return;
     this.refreshedAt = Date.now();
-    const opts: https.RequestOptions = {};
-    void this.kubeConfig.applyToHTTPSOptions(opts).then(() => {
-      if (opts.headers) this.base = { ...this.base, headers: opts.headers };
-    });
+    const apply = (headers: Headers | undefined): void => {
+      if (headers) this.base = { ...this.base, headers };
+    };
+    try {
+      const got = this.credentials();
+      if (got instanceof Promise) got.then(apply, () => undefined);
+      else apply(got);
+    } catch {
+      // Keep the previous headers.
+    }
   }
 
-  /** From a kubeconfig file path, or from the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
+  /**
+   * From a kubeconfig file path, or from the default chain (KUBECONFIG, ~/.kube/config, in-cluster),
+   * read by our own loader; client-node is loaded only for exec plugins and auth-providers.
+   */
   static async fromKubeconfig(path?: string, context?: string): Promise<KubeClient> {
+    const loaded = loadKubeconfig({ path, context });
+    if (loaded.kind === 'direct') return KubeClient.fromConnection(loaded);
+    const { KubeConfig } = await import('@kubernetes/client-node');
     const kc = new KubeConfig();
-    if (path) kc.loadFromFile(path);
-    else kc.loadFromDefault();
-    if (context) kc.setCurrentContext(context);
+    // The merged kubeconfig, paths already absolute, current-context set (JSON is YAML).
+    kc.loadFromString(JSON.stringify(loaded.config));
     return KubeClient.fromKubeConfig(kc);
   }
 
+  /** From a kubeconfig resolved by kube/kubeconfig.ts. */
+  static fromConnection(conn: ClusterConnection): KubeClient {
+    const { ca, cert, key, rejectUnauthorized, servername } = conn.tls;
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ca, cert, key, rejectUnauthorized, servername });
+    return new KubeClient(conn.server.replace(/\/$/, ''), { agent, headers: conn.headers() }, () => conn.headers());
+  }
+
+  /** From a client-node KubeConfig (the kubectl plugin, tests). */
   static async fromKubeConfig(kc: KubeConfig): Promise<KubeClient> {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig names no current cluster');
     const opts: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
     const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized });
-    return new KubeClient(kc, cluster.server.replace(/\/$/, ''), { ...opts, agent });
+    const credentials = async (): Promise<Headers | undefined> => {
+      const fresh: https.RequestOptions = {};
+      await kc.applyToHTTPSOptions(fresh);
+      return fresh.headers as Headers | undefined;
+    };
+    return new KubeClient(cluster.server.replace(/\/$/, ''), { ...opts, agent }, credentials);
   }
 
   url(path: string, query?: RequestOptions['query']): URL {
@@ -131,6 +162,7 @@ export class KubeClient {
    * request to stop; `signal` aborts it too. Non-2xx answers are resolved too: check statusCode.
    */
   stream(path: string, query: RequestOptions['query'], signal?: AbortSignal): Promise<{ req: ClientRequest; res: IncomingMessage }> {
+    this.refreshCredentials();
     const u = this.url(path, query);
     return new Promise((resolve, reject) => {
       const req = https.request(u, { ...this.base, method: 'GET', headers: { ...(this.base.headers ?? {}), accept: 'application/json' }, signal }, (res) =>
