@@ -98,8 +98,10 @@ export class WebhookServer {
     if (!verdict.allowed) {
       this.opts.logger.info({ path, namespace: review.namespace, name: review.name, user: review.userInfo.username, operation: review.operation, code: verdict.code, reason: verdict.reason }, 'denied');
     }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(encodeResponse(review.uid, verdict));
+    // With its length known the answer leaves in one write (no chunked encoding).
+    const answer = Buffer.from(encodeResponse(review.uid, verdict));
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length });
+    res.end(answer);
   }
 
   private plain(res: ServerResponse, code: number, message: string): void {

@@ -122,6 +122,27 @@ describe('ParentMissing and AncestorHaltActivities (§3.1, §4.3)', () => {
     expect(labelsOf(h, 'd')).toEqual({ ...INCLUDED, ...tree({ b: 2, c: 1, d: 0 }) });
   });
 
+  it('answers from memory only until an input changes', () => {
+    const h = hierarchy('gone? -> b -> c -> d');
+    // Asked twice: the same (frozen, shared) answer.
+    expect(h.ownConditions('b')).toBe(h.ownConditions('b'));
+    expect(Object.isFrozen(h.treeLabels('d'))).toBe(true);
+    expect(h.isHaltedOrBelowHalted('d')).toBe(true);
+    h.setNamespace('gone', nsFacts());
+    expect(h.ownConditions('b')).toEqual([]);
+    expect(h.isHaltedOrBelowHalted('d')).toBe(false);
+    expect(labelsOf(h, 'd')).toEqual({ ...INCLUDED, ...tree({ gone: 3, b: 2, c: 1, d: 0 }) });
+    updateHierarchy(h, 'c', { parent: 'elsewhere' });
+    expect(h.isHaltedOrBelowHalted('d')).toBe(true);
+    expect(h.haltedAncestor('d')).toBe('c');
+    // An unchanged object-conflict report keeps the memory; a new one refreshes it.
+    const before = h.ownConditions('b');
+    h.setObjectConflicts('b', 'roles', []);
+    expect(h.ownConditions('b')).toBe(before);
+    h.setObjectConflicts('b', 'roles', ['Role "x" (from "gone")']);
+    expect(h.ownConditions('b').map((c) => c.type)).toEqual(['ObjectConflict']);
+  });
+
   it('orphans the children of a deleted parent, reporting the whole orphaned subtrees', () => {
     const h = hierarchy('r -> a -> b -> c, a -> d');
     const affected = h.setNamespace('a', undefined);

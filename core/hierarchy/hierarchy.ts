@@ -67,12 +67,35 @@ export class Hierarchy {
   private crdsDeleting = { hierarchy: false, anchor: false };
   /** Objects not propagated into a namespace because a user's object holds the name, by type. */
   private readonly objectConflicts = new Map<string, Map<string, readonly string[]>>();
+  /**
+   * Answers derived from the inputs (conditions, halts, labels), kept until the next input
+   * change: a propagation pass asks the same questions of every namespace, once per object.
+   */
+  private derived = new Map<string, unknown>();
 
   constructor(readonly policy: HierarchyPolicy) {}
+
+  /**
+   * Memoizes a pure function of the model's inputs until they next change. The answer is shared:
+   * callers must not mutate it (objects are frozen).
+   */
+  memo<T>(kind: string, ns: string, compute: () => T): T {
+    const key = `${kind}\0${ns}`;
+    if (this.derived.has(key)) return this.derived.get(key) as T;
+    const value = compute();
+    if (typeof value === 'object' && value !== null) Object.freeze(value);
+    this.derived.set(key, value);
+    return value;
+  }
+
+  private changed(): void {
+    if (this.derived.size) this.derived = new Map();
+  }
 
   // ---- inputs ---------------------------------------------------------------------------------
 
   setNamespace(name: string, facts: NamespaceFacts | undefined): Affected {
+    this.changed();
     const affected = emptyAffected();
     const wasExternal = this.isExternal(name);
     const before = this.namespaces.get(name);
@@ -88,6 +111,7 @@ export class Hierarchy {
   }
 
   setHierarchy(ns: string, facts: HierarchyFacts | undefined): Affected {
+    this.changed();
     const affected = emptyAffected();
     const before = this.hierarchies.get(ns);
     if (facts) this.hierarchies.set(ns, facts);
@@ -100,6 +124,7 @@ export class Hierarchy {
   }
 
   setAnchor(parent: string, child: string, facts: AnchorFacts | undefined): Affected {
+    this.changed();
     const affected = emptyAffected();
     let inParent = this.anchors.get(parent);
     if (facts) {
@@ -120,6 +145,7 @@ export class Hierarchy {
 
   /** Whether the HNC CRDs are being deleted (uninstall, reference §4.9). */
   setCrdsDeleting(state: { hierarchy: boolean; anchor: boolean }): Affected {
+    this.changed();
     const affected = emptyAffected();
     if (state.hierarchy !== this.crdsDeleting.hierarchy) for (const ns of this.namespaces.keys()) affected.namespaces.add(ns);
     if (state.anchor !== this.crdsDeleting.anchor) for (const [p, m] of this.anchors) for (const c of m.keys()) affected.anchors.add(anchorKey(p, c));
@@ -136,6 +162,7 @@ export class Hierarchy {
     const inNs = this.objectConflicts.get(ns) ?? new Map<string, readonly string[]>();
     const before = inNs.get(type) ?? [];
     if (before.length === descriptions.length && before.every((d, i) => d === descriptions[i])) return affected;
+    this.changed();
     if (descriptions.length) inNs.set(type, [...descriptions]);
     else inNs.delete(type);
     if (inNs.size) this.objectConflicts.set(ns, inNs);
@@ -205,7 +232,11 @@ export class Hierarchy {
   // ---- conditions (§3.1) ----------------------------------------------------------------------
 
   /** The namespace's own conditions, one per type, in HNC's order (a later one of a type wins). */
-  ownConditions(ns: string): NamespaceCondition[] {
+  ownConditions(ns: string): readonly NamespaceCondition[] {
+    return this.memo('conditions', ns, () => this.computeOwnConditions(ns));
+  }
+
+  private computeOwnConditions(ns: string): NamespaceCondition[] {
     const byType = new Map<string, NamespaceCondition>();
     const set = (type: string, reason: string, message: string) => byType.set(type, { type, reason, message });
     const hc = this.hierarchies.get(ns);
@@ -249,7 +280,7 @@ export class Hierarchy {
 
   /** Halted itself or below a halted ancestor: nothing may be propagated into it. */
   isHaltedOrBelowHalted(ns: string): boolean {
-    return this.isHalted(ns) || this.haltedAncestor(ns) !== undefined;
+    return this.memo('halted-or-below', ns, () => this.isHalted(ns) || this.haltedAncestor(ns) !== undefined);
   }
 
   /** Cascading deletion is allowed if the namespace or any ancestor allows it (§6.3). */
@@ -275,7 +306,11 @@ export class Hierarchy {
   }
 
   /** The managed metadata from a namespace and its ancestors, up to the first halted or external one. */
-  inheritedManaged(ns: string, kind: 'labels' | 'annotations'): Record<string, string> {
+  inheritedManaged(ns: string, kind: 'labels' | 'annotations'): Readonly<Record<string, string>> {
+    return this.memo(`inherited-${kind}`, ns, () => this.computeInheritedManaged(ns, kind));
+  }
+
+  private computeInheritedManaged(ns: string, kind: 'labels' | 'annotations'): Record<string, string> {
     const out: Record<string, string> = {};
     for (const cur of this.labelChain(ns)) Object.assign(out, this.ownManaged(cur, kind)); // ancestors win
     return out;
@@ -296,7 +331,11 @@ export class Hierarchy {
   }
 
   /** The tree labels a namespace should carry. */
-  treeLabels(ns: string): Record<string, string> {
+  treeLabels(ns: string): Readonly<Record<string, string>> {
+    return this.memo('tree-labels', ns, () => this.computeTreeLabels(ns));
+  }
+
+  private computeTreeLabels(ns: string): Record<string, string> {
     return this.forest.treeLabels(ns, {
       isHalted: (n) => this.isHalted(n),
       // An external namespace (even `ns` itself) carries its own tree labels: what its children shift.

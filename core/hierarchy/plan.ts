@@ -122,7 +122,7 @@ export function planHierarchy(h: Hierarchy, ns: string, current: HierarchyConfig
 export function namespaceConditions(h: Hierarchy, ns: string): NamespaceCondition[] {
   const own = h.ownConditions(ns);
   const haltedAncestor = own.some((c) => c.type === ConditionType.ActivitiesHalted) ? undefined : h.haltedAncestor(ns);
-  if (haltedAncestor === undefined) return own;
+  if (haltedAncestor === undefined) return [...own];
   return [
     {
       type: ConditionType.ActivitiesHalted,

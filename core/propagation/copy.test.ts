@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonical, copyPolicy, DEFAULT_NEVER_COPIED_KEYS, desiredCopy, equalCopy, isCopy, isHncKey, KeySet, needsRecreate, updatedCopy, type PropagatableObject } from './copy.js';
+import { canonical, copyPolicy, DEFAULT_NEVER_COPIED_KEYS, desiredCopy, equalCopy, isCopy, isCurrentCopy, isHncKey, KeySet, needsRecreate, updatedCopy, type PropagatableObject } from './copy.js';
 
 /** The fields of a served RoleBinding copy these tests edit. */
 interface RoleBindingJson {
@@ -86,11 +86,30 @@ describe('the canonical copy of a source (§5.6)', () => {
     expect(copy.metadata?.annotations).toEqual({ team: 'kept' });
   });
 
-  it('does not share structure with the source', () => {
+  it('does not share structure with the source, and cannot be changed by accident', () => {
     const src = served();
     const copy = desiredCopy(src, 'root', 'child') as { subjects: { name: string }[] };
-    copy.subjects[0]!.name = 'changed';
-    expect((src as { subjects: { name: string }[] }).subjects[0]!.name).toBe('team-a');
+    expect(() => {
+      copy.subjects[0]!.name = 'changed';
+    }).toThrow(TypeError);
+    (src as { subjects: { name: string }[] }).subjects[0]!.name = 'changed at the source';
+    expect(copy.subjects[0]!.name).toBe('team-a');
+  });
+
+  it('prepares a frozen (cached) source once for every destination', () => {
+    const src = deepFrozen(served());
+    const a = desiredCopy(src, 'root', 'a') as { subjects: unknown; metadata: { namespace: string } };
+    const b = desiredCopy(src, 'root', 'b') as { subjects: unknown; metadata: { namespace: string } };
+    expect(a.subjects).toBe(b.subjects);
+    expect([a.metadata.namespace, b.metadata.namespace]).toEqual(['a', 'b']);
+    // A new version of the source is a new object: prepared anew.
+    const changed = deepFrozen(served({ labels: { team: 'b' } }));
+    expect(desiredCopy(changed, 'root', 'a').metadata?.labels?.team).toBe('b');
+    expect(equalCopy(desiredCopy(src, 'root', 'a'), desiredCopy(changed, 'root', 'a'))).toBe(false);
+    // updatedCopy gives a changeable object.
+    const upd = updatedCopy({ ...a, metadata: { ...a.metadata, resourceVersion: '7' } }, b) as { subjects: { name: string }[] };
+    upd.subjects[0]!.name = 'x';
+    expect((b.subjects as { name: string }[])[0]!.name).toBe('team-a');
   });
 
   it('recognises keys and copies', () => {
@@ -128,6 +147,33 @@ describe('equalCopy: an unchanged copy is never rewritten', () => {
     expect(equalCopy(edit((o) => (o.metadata.annotations = { 'argocd.argoproj.io/tracking-id': 'x' })), desired)).toBe(false);
     expect(equalCopy(edit((o) => (o.metadata.labels['hnc.x-k8s.io/inherited-from'] = 'team')), desired)).toBe(false);
     expect(equalCopy(edit((o) => delete o.metadata.labels['app.kubernetes.io/managed-by']), desired)).toBe(false);
+  });
+
+  it('isCurrentCopy agrees with equalCopy, for plain and for cached (frozen) objects', () => {
+    const base = servedCopy(desired, 'child');
+    const variants: PropagatableObject[] = [
+      base,
+      { ...structuredClone(base), status: { observed: 2 } } as PropagatableObject,
+      ...[
+        (o: RoleBindingJson) => (o.subjects[0]!.name = 'other'),
+        (o: RoleBindingJson) => (o.metadata.labels.extra = '1'),
+        (o: RoleBindingJson) => (o.metadata.labels['hnc.x-k8s.io/inherited-from'] = 'team'),
+      ].map((f) => {
+        const o = structuredClone(base) as unknown as RoleBindingJson;
+        f(o);
+        return o as unknown as PropagatableObject;
+      }),
+    ];
+    for (const frozen of [false, true]) {
+      const src = frozen ? deepFrozen(served()) : served();
+      for (const v of variants) {
+        const existing = frozen ? deepFrozen(structuredClone(v)) : v;
+        const want = equalCopy(existing, desiredCopy(src, 'root', 'child'));
+        expect(isCurrentCopy(existing, src, 'root')).toBe(want);
+        expect(isCurrentCopy(existing, src, 'root')).toBe(want); // remembered answers stay right
+        expect(isCurrentCopy(existing, src, 'other-root')).toBe(false);
+      }
+    }
   });
 
   it('ignores key order', () => {
@@ -169,3 +215,11 @@ describe('updates and recreation', () => {
     expect(needsRecreate(cm({ a: '1' }), cm({ a: '2' }, true), CONFIGMAP)).toBe(false);
   });
 });
+
+function deepFrozen<T>(v: T): T {
+  if (typeof v === 'object' && v !== null) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFrozen(x);
+  }
+  return v;
+}

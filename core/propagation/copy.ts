@@ -142,27 +142,70 @@ function filtered(map: Readonly<Record<string, string>> | undefined, drop: (k: s
 
 const nonEmpty = (m: Record<string, string>): Record<string, string> | undefined => (Object.keys(m).length > 0 ? m : undefined);
 
-/** Everything but metadata and status, deep-copied. */
+/** Everything but metadata and status (shared with the object: read it, never change it). */
 function body(obj: PropagatableObject): Json {
   const { metadata: _metadata, status: _status, ...rest } = obj as Json;
-  return structuredClone(rest);
+  return rest;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/** A source's share of every copy made from it: the same in each destination but for its namespace. */
+interface CopyTemplate {
+  readonly body: Json;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>> | undefined;
+  /** canonical() of any copy made from it (the destination and inherited-from are not part of it). */
+  canonical?: Json;
+  /** Existing (frozen, cached) copies known to equal copies made from it: not compared again. */
+  current?: WeakSet<object>;
 }
 
 /**
- * The copy of `source` that belongs in namespace `namespace`: what the controller creates, and what
- * an existing copy is compared with.
+ * Templates of sources that cannot change (the watch cache freezes what it holds; a new version is
+ * a new object): propagating one source to N namespaces prepares it once, not N times.
  */
-export function desiredCopy(source: PropagatableObject, sourceNamespace: string, namespace: string, policy: CopyPolicy = DEFAULT_COPY_POLICY): PropagatableObject {
+const templates = new WeakMap<object, WeakMap<CopyPolicy, CopyTemplate>>();
+/** The canonical form of each copy made from a template, for equalCopy. */
+const copyCanonical = new WeakMap<object, Json>();
+
+function copyTemplate(source: PropagatableObject, policy: CopyPolicy): CopyTemplate {
+  const cacheable = Object.isFrozen(source);
+  const cached = cacheable ? templates.get(source)?.get(policy) : undefined;
+  if (cached) return cached;
   const meta = source.metadata ?? {};
   const labels = filtered(meta.labels, isHncKey);
   labels[Label.appManagedBy] = MANAGED_BY_VALUE;
   for (const k of Object.keys(labels)) if (policy.labels.has(k)) delete labels[k];
-  labels[Label.inheritedFrom] = sourceNamespace;
   const annotations = nonEmpty(filtered(meta.annotations, (k) => isHncKey(k) || policy.annotations.has(k)));
-  return {
-    ...body(source),
-    metadata: { name: meta.name, namespace, labels, ...(annotations && { annotations }) },
-  } as PropagatableObject;
+  const template: CopyTemplate = { body: deepFreeze(structuredClone(body(source))), labels: Object.freeze(labels), annotations: annotations && Object.freeze(annotations) };
+  if (cacheable) {
+    let byPolicy = templates.get(source);
+    if (!byPolicy) templates.set(source, (byPolicy = new WeakMap()));
+    byPolicy.set(policy, template);
+  }
+  return template;
+}
+
+/**
+ * The copy of `source` that belongs in namespace `namespace`: what the controller creates, and what
+ * an existing copy is compared with. Frozen, and it shares its content with other copies of the
+ * same source: clone it to change it (updatedCopy does).
+ */
+export function desiredCopy(source: PropagatableObject, sourceNamespace: string, namespace: string, policy: CopyPolicy = DEFAULT_COPY_POLICY): PropagatableObject {
+  const t = copyTemplate(source, policy);
+  const labels = Object.freeze({ ...t.labels, [Label.inheritedFrom]: sourceNamespace });
+  const metadata = Object.freeze({ name: source.metadata?.name, namespace, labels, ...(t.annotations && { annotations: t.annotations }) });
+  const copy = Object.freeze({ ...t.body, metadata }) as PropagatableObject;
+  t.canonical ??= canonical(copy);
+  copyCanonical.set(copy, t.canonical);
+  return copy;
 }
 
 /**
@@ -185,7 +228,22 @@ export function canonical(obj: PropagatableObject): Json {
  * canonical form and same inherited-from namespace.
  */
 export function equalCopy(existing: PropagatableObject, desired: PropagatableObject): boolean {
-  return inheritedFrom(existing) === inheritedFrom(desired) && jsonEqual(canonical(existing), canonical(desired));
+  return inheritedFrom(existing) === inheritedFrom(desired) && jsonEqual(canonical(existing), copyCanonical.get(desired) ?? canonical(desired));
+}
+
+/**
+ * Whether an existing copy already is the copy of `source` (from `sourceNamespace`): equalCopy
+ * without making the desired copy. For cached objects the answer is remembered, so re-planning a
+ * namespace whose copies are current compares nothing.
+ */
+export function isCurrentCopy(existing: PropagatableObject, source: PropagatableObject, sourceNamespace: string, policy: CopyPolicy = DEFAULT_COPY_POLICY): boolean {
+  if (inheritedFrom(existing) !== sourceNamespace) return false;
+  const t = copyTemplate(source, policy);
+  if (t.current?.has(existing)) return true;
+  t.canonical ??= canonical({ ...t.body, metadata: { name: source.metadata?.name, labels: t.labels, ...(t.annotations && { annotations: t.annotations }) } } as PropagatableObject);
+  const equal = jsonEqual(canonical(existing), t.canonical);
+  if (equal && Object.isFrozen(existing)) (t.current ??= new WeakSet()).add(existing);
+  return equal;
 }
 
 /**

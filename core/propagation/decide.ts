@@ -12,7 +12,7 @@
 import { Annotation, PropagationMode, SECRET_TYPE_HELM_RELEASE, SECRET_TYPE_SA_TOKEN, UNPROPAGATED_CONFIGMAPS, DEFAULT_NOPROPAGATION_LABEL, EventReason } from '../api/constants.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
 import { desiredNamespaceMetadata } from '../hierarchy/plan.js';
-import { DEFAULT_COPY_POLICY, desiredCopy, equalCopy, inheritedFrom, isCopy, needsRecreate, updatedCopy, type CopyPolicy, type PropagatableObject, type TypeRef } from './copy.js';
+import { DEFAULT_COPY_POLICY, desiredCopy, inheritedFrom, isCurrentCopy, isCopy, needsRecreate, updatedCopy, type CopyPolicy, type PropagatableObject, type TypeRef } from './copy.js';
 import { evaluateSelectors, parseSelectors } from './selectors.js';
 
 /** A propagated type and the mode HNCConfiguration gives it. */
@@ -158,9 +158,11 @@ export function sourceWarnings(obj: PropagatableObject, type: PropagationType): 
 // ---- one destination namespace ---------------------------------------------------------------------
 
 /** The labels a namespace is matched with: the full set the hierarchy reconciler gives it. */
-export function destinationLabels(h: Hierarchy, ns: string): Record<string, string> {
-  const facts = h.namespace(ns);
-  return desiredNamespaceMetadata(h, ns, { labels: { ...(facts?.labels ?? {}) }, annotations: { ...(facts?.annotations ?? {}) } }).labels;
+export function destinationLabels(h: Hierarchy, ns: string): Readonly<Record<string, string>> {
+  return h.memo('destination-labels', ns, () => {
+    const facts = h.namespace(ns);
+    return desiredNamespaceMetadata(h, ns, { labels: { ...(facts?.labels ?? {}) }, annotations: { ...(facts?.annotations ?? {}) } }).labels;
+  });
 }
 
 /** Why nothing at all is decided for a namespace, or undefined if it can receive copies. */
@@ -178,7 +180,9 @@ export function skipReason(ctx: PropagationContext, ns: string): SkipReason | un
 export interface DesiredCopy {
   /** The namespace of the source it is copied from. */
   readonly source: string;
-  /** The copy as it should be in the destination namespace. */
+  /** The source object itself. */
+  readonly from: PropagatableObject;
+  /** The copy as it should be in the destination namespace (made when first read). */
   readonly object: PropagatableObject;
 }
 
@@ -196,7 +200,15 @@ export function desiredCopies(ctx: PropagationContext, ns: string): Map<string, 
     for (const src of ctx.sources.in(anc)) {
       if (out.has(src.name)) continue; // a higher ancestor already provides this name
       if (!shouldPropagate(src.object, labels, ctx.type, ctx.options).propagate) continue;
-      out.set(src.name, { source: anc, object: desiredCopy(src.object, anc, ns, ctx.options?.copy ?? DEFAULT_COPY_POLICY) });
+      let copy: PropagatableObject | undefined;
+      const from = src.object;
+      out.set(src.name, {
+        source: anc,
+        from,
+        get object() {
+          return (copy ??= desiredCopy(from, anc, ns, ctx.options?.copy ?? DEFAULT_COPY_POLICY));
+        },
+      });
     }
   }
   return out;
@@ -274,7 +286,7 @@ export function planNamespace(ctx: PropagationContext, ns: string, existing: Ite
       if (want) plan.conflicts.push({ name, source: want.source, existing: obj });
     } else if (!want) {
       plan.delete.push({ name, existing: obj, inheritedFrom: from, reason: ctx.type.mode === PropagationMode.Remove ? 'removed-mode' : 'no-source' });
-    } else if (equalCopy(obj, want.object)) {
+    } else if (isCurrentCopy(obj, want.from, want.source, ctx.options?.copy ?? DEFAULT_COPY_POLICY)) {
       plan.inSync.push(name);
     } else {
       const recreate = needsRecreate(obj, want.object, ctx.type);
