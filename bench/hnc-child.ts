@@ -1,6 +1,8 @@
 // The HNC process under test: the same startHnc() as `npm start` and the integration tests, in a
 // process of its own so that its memory and CPU time are its own. The benchmark drives it over the
 // IPC channel (start, idle, stats, stop) and it exits when the benchmark goes away.
+import { readFileSync } from 'node:fs';
+import { writeHeapSnapshot } from 'node:v8';
 import { startHnc, type Hnc } from '../cmd/hnc.js';
 import { managerFlagsFrom } from '../cmd/flags.js';
 import { KubeClient } from '../kube/client.js';
@@ -14,10 +16,11 @@ export interface StartRequest {
   webhookPort: number;
   qps: number;
   workers: number;
+  objectWorkers: number;
   logFile: string;
 }
 
-export type ChildCall = { type: 'start'; start: StartRequest } | { type: 'idle'; timeoutMs: number } | { type: 'stats'; resetEventLoop?: boolean; collect?: boolean } | { type: 'stop' };
+export type ChildCall = { type: 'start'; start: StartRequest } | { type: 'idle'; timeoutMs: number } | { type: 'stats'; resetEventLoop?: boolean; collect?: boolean } | { type: 'stop' } | { type: 'heap-snapshot'; file: string };
 export type ChildRequest = { id: number } & ChildCall;
 
 export interface ChildStats {
@@ -26,6 +29,9 @@ export interface ChildStats {
   heapTotal: number;
   external: number;
   arrayBuffers: number;
+  /** Of the RSS, bytes backed by files (node's own binary) and anonymous (heaps); Linux only. */
+  rssFile?: number;
+  rssAnon?: number;
   /** Microseconds of CPU since the process started. */
   cpuUser: number;
   cpuSystem: number;
@@ -60,6 +66,16 @@ const delay = (ns: number) => Math.max(0, ns / 1e6 - RESOLUTION_MS);
 
 let hnc: Hnc | undefined;
 
+function rssParts(): { rssFile?: number; rssAnon?: number } {
+  try {
+    const status = readFileSync('/proc/self/status', 'utf8');
+    const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]) * 1024;
+    return { rssFile: kb('RssFile'), rssAnon: kb('RssAnon') };
+  } catch {
+    return {};
+  }
+}
+
 function stats(): ChildStats {
   const m = process.memoryUsage();
   const cpu = process.cpuUsage();
@@ -69,6 +85,7 @@ function stats(): ChildStats {
     heapTotal: m.heapTotal,
     external: m.external,
     arrayBuffers: m.arrayBuffers,
+    ...rssParts(),
     cpuUser: cpu.user,
     cpuSystem: cpu.system,
     maxRss: process.resourceUsage().maxRSS * 1024,
@@ -96,6 +113,7 @@ async function handle(req: ChildRequest): Promise<unknown> {
         namespace: MANAGER_SERVICE_ACCOUNT.namespace,
         logger,
         workers: s.workers,
+        objectWorkers: s.objectWorkers,
         qps: s.qps,
         propagation: flags.propagation,
         // HNC's own metrics (its webhook latency histogram) with the webhooks.
@@ -118,6 +136,9 @@ async function handle(req: ChildRequest): Promise<unknown> {
       }
       return out;
     }
+    case 'heap-snapshot':
+      // What the live heap is made of (open in Chrome DevTools' Memory tab).
+      return { file: writeHeapSnapshot(req.file) };
     case 'stop':
       await hnc?.stop();
       hnc = undefined;

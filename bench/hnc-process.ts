@@ -38,6 +38,12 @@ export function bundle(name: string): Promise<{ file: string; execArgv: string[]
   return b;
 }
 
+/**
+ * Extra node flags for the HNC process, to compare settings (HNC_BENCH_NODE_FLAGS, space-separated):
+ * none by default, as the shipped image runs node with none but source maps.
+ */
+const HNC_NODE_FLAGS = (process.env.HNC_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+
 export const buildChild = () => Promise.all([bundle('hnc-child'), bundle('load-worker')]);
 
 /** The direct webhook load, run by a worker thread (see load-worker.ts). */
@@ -134,7 +140,7 @@ export class HncProcess {
   static async spawn(opts: { cpuProfileDir?: string } = {}): Promise<HncProcess> {
     const { file, execArgv } = await bundle('hnc-child');
     const extra = opts.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfileDir}`] : [];
-    const argv = [...execArgv, '--expose-gc', ...extra, file];
+    const argv = [...execArgv, ...HNC_NODE_FLAGS, '--expose-gc', ...extra, file];
     // Through setpriv's parent-death signal (as the control plane's processes): a child busy on its
     // one thread would not notice the benchmark's end, and must not outlive it.
     const [cmd, args] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...argv]] : [process.execPath, argv];
@@ -175,6 +181,11 @@ export class HncProcess {
   /** Memory after a full garbage collection: the live data HNC holds (RSS may stay higher). */
   collected(): Promise<ChildStats> {
     return this.call({ type: 'stats', collect: true });
+  }
+
+  /** Writes a V8 heap snapshot of HNC's process to `file`. */
+  heapSnapshot(file: string): Promise<{ file: string }> {
+    return this.call({ type: 'heap-snapshot', file });
   }
 
   /** Stops HNC (drains its queues), then ends the process; SIGKILL if it does not go in time. */

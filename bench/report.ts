@@ -88,6 +88,8 @@ export function markdown(report: RunReport): string {
     row('restart with webhooks: write requests (objects changed)', '0', wh((w) => `${w.restartWrites.last.total} (${w.restartWrites.objectsChangedLast.changed + w.restartWrites.objectsChangedLast.created + w.restartWrites.objectsChangedLast.deleted})${w.restartWrites.restarts < 2 ? ' (first start)' : ''}`));
     row('manager RSS at steady state, MB (peak)', '< 300 at 5,000 ns', (r) => `${f(r.steadyState.memory.rssMB, 0)} (${f(r.steadyState.memory.peakRssMB, 0)})${r.shape.namespaces >= 4500 ? pass(r.steadyState.memory.peakRssMB < 300) : ''}`);
     row('manager live heap after a full GC, MB (RSS then)', '', (r) => `${f(r.steadyState.memory.heapLiveMB, 0)} (${f(r.steadyState.memory.rssAfterGcMB, 0)})`);
+    row('… V8 heap reserved / memory outside the heap then, MB', '', (r) => `${f(r.steadyState.memory.heapTotalAfterGcMB, 0)} / ${f(r.steadyState.memory.externalAfterGcMB, 0)}`);
+    row('… RSS then: anonymous / file-backed (node binary, shared), MB', '', (r) => `${f(r.steadyState.memory.rssAnonAfterGcMB, 0)} / ${f(r.steadyState.memory.rssFileAfterGcMB, 0)}`);
     row('manager RSS (peak) after restart, propagation trials and moves, MB', '', (r) => `${f(r.steadyState.memoryAfterWarmRestart.rssMB, 0)} (${f(r.steadyState.memoryAfterWarmRestart.peakRssMB, 0)})`);
     row('… live heap after a full GC then, MB', '', (r) => f(r.steadyState.memoryAfterWarmRestart.heapLiveMB, 0));
     row('manager RSS before HNC started (node + code), MB', '', (r) => f(r.steadyState.memory.baselineRssMB, 0));

@@ -38,6 +38,7 @@ const { values: flags } = parseArgs({
     'floor-writes': { type: 'string' },
     'hnc-qps': { type: 'string' },
     'hnc-workers': { type: 'string' },
+    'hnc-object-workers': { type: 'string' },
     'steady-seconds': { type: 'string' },
     profile: { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -68,8 +69,9 @@ const USAGE = `Usage: npm run bench -- [--quick | --size N] [--topology wide,ful
   --floor-writes N        writes per concurrency level of the floor (default 2000; 300 with --quick)
   --hnc-qps N             HNC's client-side write QPS limit (default 100000: unthrottled; HNC's default is 50)
   --hnc-workers N         HNC's --max-reconciles (default 10, as shipped)
+  --hnc-object-workers N  HNC's --max-object-reconciles (default 32, as shipped)
   --steady-seconds N      the idle window for steady-state CPU (default 10; 1 with --quick)
-  --profile               write V8 CPU profiles of the HNC processes to bench/results/profiles/ (one per process, in start order: cold start, warm restart + propagation + moves, webhooks)
+  --profile               write V8 CPU profiles of the HNC processes to bench/results/profiles/ (one per process, in start order: cold start, warm restart + propagation + moves, webhooks), and a heap snapshot at steady state after the cold start
   --out DIR               where results go (default bench/results)
 `;
 
@@ -118,6 +120,7 @@ async function main(): Promise<void> {
     steadyMs: 1000 * int('steady-seconds', flags['steady-seconds'], quick ? 1 : 10),
     hncQps: int('hnc-qps', flags['hnc-qps'], 100_000),
     hncWorkers: int('hnc-workers', flags['hnc-workers'], 10),
+    hncObjectWorkers: int('hnc-object-workers', flags['hnc-object-workers'], 32),
     profileDir,
   };
   const shared = flags['shared-plane'] ?? quick;

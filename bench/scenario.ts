@@ -65,6 +65,7 @@ export interface ScenarioOptions {
   steadyMs: number;
   hncQps: number;
   hncWorkers: number;
+  hncObjectWorkers: number;
   profileDir?: string;
   /** Copy the control plane's and HNC's logs here before the plane is removed. */
   logDir?: string;
@@ -216,6 +217,12 @@ export interface Memory {
   /** Heap and RSS right after a full garbage collection (live data), taken after the other figures. */
   heapLiveMB?: number;
   rssAfterGcMB?: number;
+  /** V8's heap as reserved (heapTotal) and memory outside it (Buffers, TLS), after that collection. */
+  heapTotalAfterGcMB?: number;
+  externalAfterGcMB?: number;
+  /** Of the RSS after that collection: file-backed (node's binary, shared) and anonymous. */
+  rssFileAfterGcMB?: number;
+  rssAnonAfterGcMB?: number;
   peakRssMB: number;
   /** RSS of the same process before HNC started (node and the loaded code). */
   baselineRssMB: number;
@@ -430,7 +437,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
 
     // 2. Cold start.
     const logFile = (n: string) => join(cp.stateDir, 'logs', `hnc-${name}-${n}.log`);
-    const startReq = (n: string, webhooks: boolean) => ({ kubeconfig: identity.kubeconfigPath, webhooks, webhookPort: plane.webhookPort, qps: opts.hncQps, workers: opts.hncWorkers, logFile: logFile(n) });
+    const startReq = (n: string, webhooks: boolean) => ({ kubeconfig: identity.kubeconfigPath, webhooks, webhookPort: plane.webhookPort, qps: opts.hncQps, workers: opts.hncWorkers, objectWorkers: opts.hncObjectWorkers, logFile: logFile(n) });
     let profileDir: string | undefined;
     if (opts.profileDir) mkdirSync((profileDir = join(opts.profileDir, name)), { recursive: true });
     let hnc = await HncProcess.spawn({ cpuProfileDir: profileDir });
@@ -494,6 +501,11 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     const gc1 = await hnc.collected();
     steadyMemory.heapLiveMB = mb(gc1.heapUsed);
     steadyMemory.rssAfterGcMB = mb(gc1.rss);
+    steadyMemory.heapTotalAfterGcMB = mb(gc1.heapTotal);
+    steadyMemory.externalAfterGcMB = mb(gc1.external);
+    if (gc1.rssFile !== undefined) steadyMemory.rssFileAfterGcMB = mb(gc1.rssFile);
+    if (gc1.rssAnon !== undefined) steadyMemory.rssAnonAfterGcMB = mb(gc1.rssAnon);
+    if (profileDir) log(`${name}: heap snapshot at steady state: ${(await hnc.heapSnapshot(join(profileDir, 'steady-state.heapsnapshot'))).file}`);
 
     // 4. Warm restart: everything in place; a new process must write nothing.
     const rv0 = await versions(admin);

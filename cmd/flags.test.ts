@@ -7,6 +7,8 @@ describe('manager flags', () => {
     expect(withoutIgnoredHncFlags(argv)).toEqual({ args: ['--excluded-namespace=kube-system', '--max-reconciles=10'], ignored: ['enable-internal-cert-management', 'cert-restart-on-secret-refresh', 'enable-stackdriver', 'hrq-sync-interval'] });
     const flags = parseManagerFlags(argv);
     expect(flags.workers).toBe(10);
+    expect(flags.objectWorkers).toBe(32);
+    expect(parseManagerFlags(['--max-object-reconciles', '8']).objectWorkers).toBe(8);
     expect(flags.policy.isManaged('kube-system')).toBe(false);
   });
 

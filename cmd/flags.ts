@@ -6,10 +6,19 @@ import { HierarchyPolicy } from '../core/hierarchy/policy.js';
 import { copyPolicy, DEFAULT_NEVER_COPIED_KEYS } from '../core/propagation/copy.js';
 import type { PropagationOptions } from '../core/propagation/decide.js';
 
+/**
+ * Propagating one object is one write per descendant, each its own namespace reconcile: the API
+ * server sustains its best write rate only with a few dozen writes in flight (bench/), so the
+ * propagated types get more workers than the hierarchy's queues. The QPS limit still applies.
+ */
+export const DEFAULT_OBJECT_WORKERS = 32;
+
 export interface ManagerFlags {
   policy: HierarchyPolicy;
   namespace: string;
   workers: number;
+  /** (hnc-ts) Concurrent namespace reconciles per propagated type. */
+  objectWorkers: number;
   qps: number;
   propagation: PropagationOptions;
   webhooks: boolean;
@@ -29,6 +38,8 @@ export const MANAGER_FLAG_HELP = `Manager flags (as HNC's unless marked):
   --managed-namespace-annotation RE  namespace annotation keys HNC manages and propagates (repeatable)
   --namespace NS                     HNC's own namespace, always excluded (default hnc-system)
   --max-reconciles N                 concurrent reconciles per controller (default 10)
+  --max-object-reconciles N          (hnc-ts) concurrent namespace reconciles per propagated type (default 32):
+                                     one new object at the root is one write per descendant
   --apiserver-qps-throttle N         client-side write QPS (default 50; burst 1.5x)
   --unpropagated-label KEY           label key never copied to propagated objects (repeatable)
   --unpropagated-annotation KEY      annotation key never copied (repeatable)
@@ -52,6 +63,7 @@ export const managerFlagOptions = {
   'managed-namespace-annotation': { type: 'string', multiple: true },
   namespace: { type: 'string' },
   'max-reconciles': { type: 'string' },
+  'max-object-reconciles': { type: 'string' },
   'apiserver-qps-throttle': { type: 'string' },
   'unpropagated-label': { type: 'string', multiple: true },
   'unpropagated-annotation': { type: 'string', multiple: true },
@@ -103,6 +115,7 @@ export function managerFlagsFrom(values: Values): ManagerFlags {
     policy,
     namespace,
     workers: wholeNumber(values['max-reconciles'], 'max-reconciles', 10),
+    objectWorkers: wholeNumber(values['max-object-reconciles'], 'max-object-reconciles', DEFAULT_OBJECT_WORKERS),
     qps: wholeNumber(values['apiserver-qps-throttle'], 'apiserver-qps-throttle', 50),
     propagation: {
       copy: copyPolicy({

@@ -21,6 +21,7 @@ export interface HncOptions {
   namespace: string;
   logger: Logger;
   workers?: number;
+  objectWorkers?: number;
   qps?: number;
   propagation?: PropagationOptions;
   /** The webhooks, or false to run without them. */
@@ -56,7 +57,7 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
     },
   });
   let leading = !opts.leaderElection;
-  const m = new Manager({ client: opts.client, policy: opts.policy, logger: opts.logger, cache, workers: opts.workers, qps: opts.qps, propagation: opts.propagation, isLeader: () => leading, metrics });
+  const m = new Manager({ client: opts.client, policy: opts.policy, logger: opts.logger, cache, workers: opts.workers, objectWorkers: opts.objectWorkers, qps: opts.qps, propagation: opts.propagation, isLeader: () => leading, metrics });
   manager = m;
   let webhooks: Webhooks | undefined;
   if (opts.webhooks) {

@@ -79,6 +79,7 @@ async function main(): Promise<void> {
       namespace: manager.namespace,
       logger,
       workers: manager.workers,
+      objectWorkers: manager.objectWorkers,
       qps: manager.qps,
       propagation: manager.propagation,
       webhooks: manager.webhooks

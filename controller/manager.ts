@@ -23,6 +23,8 @@ export interface ManagerOptions {
   cache?: HierarchyCache;
   /** Concurrent reconciles per queue (HNC's --max-reconciles; default 10). */
   workers?: number;
+  /** Concurrent namespace reconciles per propagated type (--max-object-reconciles; default 32). */
+  objectWorkers?: number;
   /** Client-side write QPS limit (default 50; burst 1.5x). */
   qps?: number;
   /** What is never copied or propagated (--unpropagated-label/annotation, --nopropagation-label). */
@@ -67,7 +69,7 @@ export class Manager {
       writer: this.writer,
       events,
       log: this.log.child({ reconciler: 'objects' }),
-      workers: opts.workers ?? 10,
+      workers: opts.objectWorkers ?? 32,
       options: opts.propagation,
       isLeader: this.isLeader,
       metrics: opts.metrics,

@@ -4,7 +4,7 @@
 import type { PropagationMode } from '../../core/api/constants.js';
 import { EventReason, GROUP } from '../../core/api/constants.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
-import { inheritedFrom, isCopy, type PropagatableObject } from '../../core/propagation/copy.js';
+import { inheritedFrom, InternPool, isCopy, slimCopy, type PropagatableObject } from '../../core/propagation/copy.js';
 import { SourceSet, namespacesToReplan, planNamespace, sourceWarnings, type PropagationContext, type PropagationOptions, type PropagationType } from '../../core/propagation/decide.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../kube/client.js';
 import { collectionPath } from '../../kube/discovery.js';
@@ -29,6 +29,8 @@ export const typeKey = (t: { group: string; resource: string }): string => (t.gr
 
 export class TypePropagator {
   private readonly reflector: Reflector<Obj>;
+  /** What the cached copies of this type share (their sources' content, names, labels). */
+  private readonly interned = new InternPool();
   private readonly sources = new SourceSet();
   private readonly queue: WorkQueue;
   private mode: PropagationMode;
@@ -50,9 +52,10 @@ export class TypePropagator {
       client: deps.client,
       path: collectionPath({ group: type.group, version: type.version, resource: type.resource, namespaced: false }),
       name: typeKey(type),
+      // Copies are cached slim (their content as canonical text): they are most of the cache.
       transform: (o) => {
         delete (o.metadata as { managedFields?: unknown }).managedFields;
-        return o;
+        return slimCopy(o, this.interned) as Obj;
       },
       logger: deps.log,
     });
@@ -137,10 +140,12 @@ export class TypePropagator {
     if (before !== undefined || after !== undefined) {
       const store = this.reflector.store;
       const hasCopy = (d: string) => inheritedFrom((store.get(`${d}/${name}`) ?? {}) as PropagatableObject) === ns;
-      for (const d of namespacesToReplan(this.context(), { namespace: ns, name, before, after }, hasCopy)) {
+      const replan = namespacesToReplan(this.context(), { namespace: ns, name, before, after }, hasCopy);
+      for (const d of replan) {
         if (!this.pendingSince.has(d)) this.pendingSince.set(d, performance.now());
         this.queue.add(d);
       }
+      if (replan.length) this.deps.log.info({ namespace: ns, name, type: typeKey(this.type), event, descendants: replan.length }, 'source changed: bringing its copies in line');
       if (after) for (const w of sourceWarnings(after, this.context().type)) void this.deps.events.warn(this.target(after as Obj), w.reason, w.message);
     }
     void old;
@@ -183,7 +188,9 @@ export class TypePropagator {
         let names = this.written.get(copyNs);
         if (!names) this.written.set(copyNs, (names = new Set()));
         names.add(name);
-        log.info({ namespace: copyNs, name, type: typeKey(this.type), source }, what);
+        // One line per copy is debug: a source at the root is one write per descendant. The
+        // source's change is logged at info (onObject), failures as warnings.
+        log.debug({ namespace: copyNs, name, type: typeKey(this.type), source }, what);
       } catch (err) {
         // A stale cache: the next pass sees the truth (no event for races).
         if (isConflict(err) || isAlreadyExists(err) || isNotFound(err)) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonical, copyPolicy, DEFAULT_NEVER_COPIED_KEYS, desiredCopy, equalCopy, isCopy, isCurrentCopy, isHncKey, KeySet, needsRecreate, updatedCopy, type PropagatableObject } from './copy.js';
+import { canonical, copyPolicy, DEFAULT_NEVER_COPIED_KEYS, desiredCopy, equalCopy, InternPool, isCopy, isCurrentCopy, slimCopy, isHncKey, KeySet, needsRecreate, updatedCopy, type PropagatableObject } from './copy.js';
 
 /** The fields of a served RoleBinding copy these tests edit. */
 interface RoleBindingJson {
@@ -180,6 +180,69 @@ describe('equalCopy: an unchanged copy is never rewritten', () => {
     const reordered = servedCopy(desired, 'child') as unknown as RoleBindingJson;
     reordered.roleRef = { name: 'admin', kind: 'ClusterRole', apiGroup: 'rbac.authorization.k8s.io' };
     expect(equalCopy(reordered as unknown as PropagatableObject, desired)).toBe(true);
+  });
+});
+
+describe('slim copies: what the propagation cache keeps', () => {
+  const desired = desiredCopy(served(), 'root', 'child');
+  const full = servedCopy(desired, 'child', { finalizers: ['example.com/keep'], ownerReferences: [{ kind: 'Y', name: 'y' }] });
+
+  it('keeps identity, metadata others hold, status and roleRef; the rest only as canonical text', () => {
+    const slim = slimCopy({ ...full, status: { ok: true } } as PropagatableObject) as unknown as Record<string, unknown> & RoleBindingJson;
+    expect(slim.metadata).toEqual({
+      name: 'admins',
+      namespace: 'child',
+      uid: 'uid-copy',
+      resourceVersion: '7',
+      labels: full.metadata?.labels,
+      finalizers: ['example.com/keep'],
+      ownerReferences: [{ kind: 'Y', name: 'y' }],
+    });
+    expect(slim.subjects).toBeUndefined();
+    expect(slim.roleRef).toEqual((full as unknown as RoleBindingJson).roleRef);
+    expect(slim.status).toEqual({ ok: true });
+    expect(canonical(slim as unknown as PropagatableObject)).toEqual(canonical(full));
+    expect(JSON.stringify(slim)).not.toContain('team-a'); // the text is not serialized
+  });
+
+  it('decides exactly as the full copy does', () => {
+    const variants: PropagatableObject[] = [full];
+    for (const f of [(o: RoleBindingJson) => (o.subjects[0]!.name = 'other'), (o: RoleBindingJson) => (o.metadata.labels.extra = '1'), (o: RoleBindingJson) => (o.roleRef = { ...o.roleRef, name: 'view' })]) {
+      const o = structuredClone(full) as unknown as RoleBindingJson;
+      f(o);
+      variants.push(o as unknown as PropagatableObject);
+    }
+    const src = deepFrozen(served());
+    for (const v of variants) {
+      const slim = deepFrozen(slimCopy(structuredClone(v)));
+      expect(equalCopy(slim, desired)).toBe(equalCopy(v, desired));
+      expect(isCurrentCopy(slim, src, 'root')).toBe(equalCopy(v, desired));
+      expect(needsRecreate(slim, desired, RB)).toBe(needsRecreate(v, desired, RB));
+      expect(updatedCopy(slim, desired)).toEqual(updatedCopy(v, desired));
+    }
+  });
+
+  it('shares what copies of one source have in common through a pool, and the pool stays bounded', () => {
+    const pool = new InternPool(20);
+    const a = slimCopy(structuredClone(full), pool) as unknown as RoleBindingJson;
+    const b = slimCopy(servedCopy(desired, 'other'), pool) as unknown as RoleBindingJson;
+    expect(b.metadata.labels).toBe(a.metadata.labels);
+    expect(b.roleRef).toBe(a.roleRef);
+    expect(Object.isFrozen(a.metadata.labels)).toBe(true);
+    expect(canonical(b as unknown as PropagatableObject)).toEqual(canonical(full));
+    expect(b.metadata.namespace).toBe('other');
+    // Full: it starts afresh, and what it hands out is still right.
+    for (let i = 0; i < 30; i++) expect(pool.string(`s${i}`)).toBe(`s${i}`);
+    expect(pool.size).toBeLessThanOrEqual(20);
+    const c = slimCopy(servedCopy(desired, 'third'), pool);
+    expect(equalCopy(c, desired)).toBe(true);
+  });
+
+  it('leaves sources, users\' objects and immutable data as they are', () => {
+    const source = served();
+    expect(slimCopy(source)).toBe(source);
+    const immutable = { ...full, immutable: true } as PropagatableObject;
+    expect(slimCopy(immutable)).toBe(immutable);
   });
 });
 

@@ -14,3 +14,17 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
   return ak.length === bk.length && ak.every((k) => Object.hasOwn(bo, k) && jsonEqual(ao[k], bo[k]));
 }
+
+/**
+ * JSON text that is the same for values jsonEqual calls equal: keys sorted, undefined-valued keys
+ * dropped. Comparing two such texts is comparing the values.
+ */
+export function stableJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  const o = value as Record<string, unknown>;
+  const keys = Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`).join(',')}}`;
+}
