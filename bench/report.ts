@@ -45,7 +45,14 @@ export function markdown(report: RunReport): string {
     row('cold start: minimum writes', '', (r) => String(r.coldStart.writes.minimum.total));
     row('cold start: seconds (floor seconds)', '', (r) => `${f(r.coldStart.seconds)} (${f(r.coldStart.floorSeconds)})`);
     row('cold start ÷ floor', '≤ 1.5', (r) => `${f(r.coldStart.ratioToFloor)}${pass(r.coldStart.ratioToFloor <= 1.5)}`);
-    row('cold start: writes made ÷ minimum', '1.00', (r) => `${r.coldStart.writes.apiserver.total} ÷ ${r.coldStart.writes.minimum.total} = ${f(r.coldStart.writes.ratio, 3)}${pass(r.coldStart.writes.apiserver.total - r.coldStart.writes.minimum.total <= 0)}`);
+    // HNCConfiguration's status (its first status, then the propagated counts) is not part of the
+    // topology's minimum: shown apart, so that the ratio is about the topology's writes.
+    row('cold start: writes made ÷ minimum (+ HNCConfiguration status)', '1.00', (r) => {
+      const w = r.coldStart.writes;
+      const config = w.apiserver.byResource.hncconfigurations ?? 0;
+      const made = w.apiserver.total - config;
+      return `${made} ÷ ${w.minimum.total} = ${f(made / w.minimum.total, 3)} (+ ${config})${pass(made === w.minimum.total)}`;
+    });
     row('cold start: all copies and labels verified by listing', 'yes', (r) => (r.coldStart.verified.ok ? 'yes ✅' : `no ❌ ${JSON.stringify(r.coldStart.verified)}`));
     row('warm restart: writes at the API server / by the manager / objects changed', '0', (r) => `${r.warmRestart.writes.total} / ${r.warmRestart.managerWrites} / ${r.warmRestart.objectsChanged.changed + r.warmRestart.objectsChanged.created + r.warmRestart.objectsChanged.deleted}${pass(r.warmRestart.writes.total === 0 && r.warmRestart.managerWrites === 0)}`);
     row('warm restart: seconds to idle', '', (r) => f(r.warmRestart.seconds));

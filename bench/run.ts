@@ -121,6 +121,7 @@ async function main(): Promise<void> {
     hncQps: int('hnc-qps', flags['hnc-qps'], 100_000),
     hncWorkers: int('hnc-workers', flags['hnc-workers'], 10),
     hncObjectWorkers: int('hnc-object-workers', flags['hnc-object-workers'], 32),
+    hncNodeFlags: (process.env.HNC_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
     profileDir,
   };
   const shared = flags['shared-plane'] ?? quick;

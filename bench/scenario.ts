@@ -66,6 +66,8 @@ export interface ScenarioOptions {
   hncQps: number;
   hncWorkers: number;
   hncObjectWorkers: number;
+  /** Extra node flags of the HNC process (HNC_BENCH_NODE_FLAGS). */
+  hncNodeFlags: string[];
   profileDir?: string;
   /** Copy the control plane's and HNC's logs here before the plane is removed. */
   logDir?: string;

@@ -1,0 +1,64 @@
+// The benchmark harness, run as `npm run bench -- --quick` runs it (its own control plane, HNC as
+// its own process), on one topology. Nothing here is about time: the assertions are the counts
+// the benchmark exists to prove (writes equal the minimum, a warm restart writes nothing, every
+// copy verified by listing), so a regression in either HNC or the harness fails here.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+const out = mkdtempSync(join(tmpdir(), 'hnc-bench-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+interface Writes {
+  apiserver: { total: number; byResource: Record<string, number> };
+  manager: number;
+  minimum: { namespaces: number; hierarchyconfigurations: number; copies: Record<string, number>; total: number };
+}
+
+interface Result {
+  topology: string;
+  coldStart: { writes: Writes; verified: { ok: boolean; copiesMissing: number; copiesUnexpected: number } };
+  warmRestart: { writes: { total: number }; managerWrites: number; objectsChanged: { changed: number; created: number; deleted: number } };
+  propagation: { descendants: number; writes: Writes };
+  move: { writes: Writes };
+}
+
+describe('npm run bench -- --quick', () => {
+  it('runs end to end and shows minimal writes and a write-free restart', { timeout: 300_000 }, async () => {
+    await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'bench', 'run.ts'), '--quick', '--topology', 'org', '--out', out], {
+      cwd: root,
+      maxBuffer: 32 * 1024 * 1024,
+      timeout: 280_000,
+    });
+    const json = readdirSync(out).find((f) => f.endsWith('.json'));
+    expect(json).toBeDefined();
+    expect(readdirSync(out)).toContain(json!.replace(/\.json$/, '.md'));
+    const report = JSON.parse(readFileSync(join(out, json!), 'utf8')) as { errors: unknown[]; results: Result[] };
+    expect(report.errors).toEqual([]);
+    const [org] = report.results;
+    expect(org?.topology).toBe('org');
+    const r = org!;
+
+    // Cold start: every copy and label, and one write for each, nothing twice. Beyond the
+    // minimum only HNCConfiguration's status (not part of the topology) may be written.
+    expect(r.coldStart.verified).toMatchObject({ ok: true, copiesMissing: 0, copiesUnexpected: 0 });
+    const cold = r.coldStart.writes;
+    expect(cold.apiserver.byResource.namespaces).toBe(cold.minimum.namespaces);
+    expect(cold.apiserver.byResource.hierarchyconfigurations).toBe(cold.minimum.hierarchyconfigurations);
+    for (const [resource, n] of Object.entries(cold.minimum.copies)) expect(cold.apiserver.byResource[resource] ?? 0, resource).toBe(n);
+    expect(cold.apiserver.total - cold.minimum.total).toBeLessThanOrEqual(2);
+
+    expect(r.warmRestart.writes.total).toBe(0);
+    expect(r.warmRestart.managerWrites).toBe(0);
+    expect(r.warmRestart.objectsChanged).toEqual({ changed: 0, created: 0, deleted: 0 });
+
+    // One object to every descendant and back: one create and one delete each.
+    expect(r.propagation.descendants).toBeGreaterThan(50);
+    expect(r.propagation.writes.apiserver.total).toBe(r.propagation.writes.minimum.total);
+    expect(r.move.writes.apiserver.total).toBe(r.move.writes.minimum.total);
+  });
+});
