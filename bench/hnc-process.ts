@@ -7,6 +7,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildCall, ChildStats, StartRequest } from './hnc-child.js';
+import { benchNodeFlags } from './node-flags.js';
 import type { LoadWorkerCall, LoadWorkerData } from './load-worker.js';
 import type { Load, LatencyResult } from './webhook-load.js';
 
@@ -38,11 +39,8 @@ export function bundle(name: string): Promise<{ file: string; execArgv: string[]
   return b;
 }
 
-/**
- * Extra node flags for the HNC process, to compare settings (HNC_BENCH_NODE_FLAGS, space-separated):
- * none by default, as the shipped image runs node with none but source maps.
- */
-const HNC_NODE_FLAGS = (process.env.HNC_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+/** The HNC process runs with the image's node flags (bench/node-flags.ts). */
+const HNC_NODE_FLAGS = benchNodeFlags();
 
 export const buildChild = () => Promise.all([bundle('hnc-child'), bundle('load-worker')]);
 
@@ -140,7 +138,8 @@ export class HncProcess {
   static async spawn(opts: { cpuProfileDir?: string } = {}): Promise<HncProcess> {
     const { file, execArgv } = await bundle('hnc-child');
     const extra = opts.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfileDir}`] : [];
-    const argv = [...execArgv, ...HNC_NODE_FLAGS, '--expose-gc', ...extra, file];
+    // Source maps are in the image's flags too; the bundle's are given by execArgv.
+    const argv = [...new Set([...execArgv, ...HNC_NODE_FLAGS]), '--expose-gc', ...extra, file];
     // Through setpriv's parent-death signal (as the control plane's processes): a child busy on its
     // one thread would not notice the benchmark's end, and must not outlive it.
     const [cmd, args] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...argv]] : [process.execPath, argv];

@@ -3,6 +3,7 @@
 // Benchmarks HNC on the real local control plane (a fresh, throwaway one per topology) and writes
 // bench/results/<date>-<size>.json and .md. See docs/benchmarks.md for what each figure means.
 // Benchmarks are not tests: nothing here fails on a time.
+import { benchNodeFlags } from './node-flags.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -121,7 +122,7 @@ async function main(): Promise<void> {
     hncQps: int('hnc-qps', flags['hnc-qps'], 100_000),
     hncWorkers: int('hnc-workers', flags['hnc-workers'], 10),
     hncObjectWorkers: int('hnc-object-workers', flags['hnc-object-workers'], 32),
-    hncNodeFlags: (process.env.HNC_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+    hncNodeFlags: benchNodeFlags(),
     profileDir,
   };
   const shared = flags['shared-plane'] ?? quick;

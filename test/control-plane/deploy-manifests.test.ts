@@ -2,6 +2,7 @@
 // objects the tests apply, the Deployment's args are flags the manager accepts and its ports,
 // probes and Services agree with them, the pod is locked down, and the Dockerfile agrees with
 // tsconfig.build.json and the pod's user.
+import { shippedNodeFlags } from '../../bench/node-flags.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -180,6 +181,13 @@ describe('the Dockerfile', () => {
     expect(dockerfile).toMatch(/ENTRYPOINT \[.*"cmd\/start\.js"\]/);
     // kube/install.ts finds crds/ next to the compiled kube/ folder.
     expect(dockerfile).toMatch(/^COPY crds \.\/crds$/m);
+  });
+
+  it('runs node with the flags the benchmark measured (bench/node-flags.ts reads them from here)', () => {
+    expect(shippedNodeFlags(dockerfile)).toEqual(['--enable-source-maps', '--heap-growing-percent=50']);
+    // The Deployment's NODE_OPTIONS may only carry flags node accepts there; V8 heap tuning is not one.
+    expect(JSON.stringify(deployment)).not.toContain('heap-growing-percent');
+    expect(() => shippedNodeFlags('ENTRYPOINT node start.js')).toThrow('exec form');
   });
 
   it('uses Node 20 slim and runs as the pod user, numerically', () => {
