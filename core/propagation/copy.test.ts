@@ -1,3 +1,4 @@
+import { deepFreeze } from '../util/freeze.js';
 import { describe, expect, it } from 'vitest';
 import { canonical, copyPolicy, DEFAULT_NEVER_COPIED_KEYS, desiredCopy, equalCopy, InternPool, isCopy, isCurrentCopy, slimCopy, isHncKey, KeySet, needsRecreate, updatedCopy, type PropagatableObject } from './copy.js';
 
@@ -97,13 +98,13 @@ describe('the canonical copy of a source (§5.6)', () => {
   });
 
   it('prepares a frozen (cached) source once for every destination', () => {
-    const src = deepFrozen(served());
+    const src = deepFreeze(served());
     const a = desiredCopy(src, 'root', 'a') as { subjects: unknown; metadata: { namespace: string } };
     const b = desiredCopy(src, 'root', 'b') as { subjects: unknown; metadata: { namespace: string } };
     expect(a.subjects).toBe(b.subjects);
     expect([a.metadata.namespace, b.metadata.namespace]).toEqual(['a', 'b']);
     // A new version of the source is a new object: prepared anew.
-    const changed = deepFrozen(served({ labels: { team: 'b' } }));
+    const changed = deepFreeze(served({ labels: { team: 'b' } }));
     expect(desiredCopy(changed, 'root', 'a').metadata?.labels?.team).toBe('b');
     expect(equalCopy(desiredCopy(src, 'root', 'a'), desiredCopy(changed, 'root', 'a'))).toBe(false);
     // updatedCopy gives a changeable object.
@@ -165,9 +166,9 @@ describe('equalCopy: an unchanged copy is never rewritten', () => {
       }),
     ];
     for (const frozen of [false, true]) {
-      const src = frozen ? deepFrozen(served()) : served();
+      const src = frozen ? deepFreeze(served()) : served();
       for (const v of variants) {
-        const existing = frozen ? deepFrozen(structuredClone(v)) : v;
+        const existing = frozen ? deepFreeze(structuredClone(v)) : v;
         const want = equalCopy(existing, desiredCopy(src, 'root', 'child'));
         expect(isCurrentCopy(existing, src, 'root')).toBe(want);
         expect(isCurrentCopy(existing, src, 'root')).toBe(want); // remembered answers stay right
@@ -212,9 +213,9 @@ describe('slim copies: what the propagation cache keeps', () => {
       f(o);
       variants.push(o as unknown as PropagatableObject);
     }
-    const src = deepFrozen(served());
+    const src = deepFreeze(served());
     for (const v of variants) {
-      const slim = deepFrozen(slimCopy(structuredClone(v)));
+      const slim = deepFreeze(slimCopy(structuredClone(v)));
       expect(equalCopy(slim, desired)).toBe(equalCopy(v, desired));
       expect(isCurrentCopy(slim, src, 'root')).toBe(equalCopy(v, desired));
       expect(needsRecreate(slim, desired, RB)).toBe(needsRecreate(v, desired, RB));
@@ -279,10 +280,3 @@ describe('updates and recreation', () => {
   });
 });
 
-function deepFrozen<T>(v: T): T {
-  if (typeof v === 'object' && v !== null) {
-    Object.freeze(v);
-    for (const x of Object.values(v)) deepFrozen(x);
-  }
-  return v;
-}

@@ -13,6 +13,7 @@
 import { GROUP, Label, MANAGED_BY_VALUE, RBAC_GROUP } from '../api/constants.js';
 import type { ObjectMeta } from '../api/types.js';
 import { jsonEqual, stableJson } from '../util/equal.js';
+import { deepFreeze } from '../util/freeze.js';
 
 /** Any namespaced Kubernetes object as JSON. Only the fields propagation reads are typed. */
 export interface PropagatableObject {
@@ -146,14 +147,6 @@ const nonEmpty = (m: Record<string, string>): Record<string, string> | undefined
 function body(obj: PropagatableObject): Json {
   const { metadata: _metadata, status: _status, ...rest } = obj as Json;
   return rest;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
 
 /** A source's share of every copy made from it: the same in each destination but for its namespace. */

@@ -36,14 +36,7 @@ export function splitKey(key: string): { namespace: string; name: string } {
   return i < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
 
-/** Freezes an object and everything it holds. Returns it, for chaining. */
-export function deepFreeze<T>(obj: T): T {
-  if (obj !== null && typeof obj === 'object' && !Object.isFrozen(obj)) {
-    Object.freeze(obj);
-    for (const v of Object.values(obj)) deepFreeze(v);
-  }
-  return obj;
-}
+export { deepFreeze } from '../../core/util/freeze.js';
 
 /** Maps an object to the index values it is filed under (e.g. a label's value). */
 export type IndexFunc<T> = (obj: T) => readonly string[];
