@@ -140,13 +140,16 @@ describe('the hierarchy', () => {
     await eventuallyEqual(() => treeDepths(cluster.admin, b), { [b]: 0, [a]: 1 }, 'the steady state');
     await manager.idle();
     await manager.stop();
+    // Every object's resourceVersion (a list's own resourceVersion is the cluster's, which moves
+    // with any write anywhere, e.g. the API server renewing its identity Lease).
     const versions = async () => {
-      const ns = await cluster.admin.get<{ metadata: { resourceVersion: string } }>('/api/v1/namespaces');
-      const hcs = await cluster.admin.get<{ metadata: { resourceVersion: string } }>('/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations');
-      const anchors = await cluster.admin.get<{ metadata: { resourceVersion: string } }>('/apis/hnc.x-k8s.io/v1alpha2/subnamespaceanchors');
-      return [ns.metadata.resourceVersion, hcs.metadata.resourceVersion, anchors.metadata.resourceVersion];
+      const out: Record<string, string> = {};
+      for (const path of ['/api/v1/namespaces', '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations', '/apis/hnc.x-k8s.io/v1alpha2/subnamespaceanchors']) {
+        const list = await cluster.admin.get<{ items: { metadata: { namespace?: string; name: string; resourceVersion: string } }[] }>(path);
+        for (const o of list.items) out[`${path} ${o.metadata.namespace ?? ''}/${o.metadata.name}`] = o.metadata.resourceVersion;
+      }
+      return out;
     };
-    // A list's resourceVersion moves with any write to that resource anywhere in the cluster.
     const before = await versions();
     manager = await startManager('hierarchy-restarted', { excludedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', excluded], managedLabels: ['team', 'tier\\.example\\.com/.*'], managedAnnotations: ['owner'] });
     await manager.idle();
