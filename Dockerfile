@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The hnc-ts manager image: `docker build -t hnc-ts:0.1.0 .` (npm run kind:up does this).
 #
-# Three stages: `build` compiles cmd/start.ts and what it imports to plain ESM with tsc
+# Three stages: `build` compiles cmd/manager.ts (the production entry point) and what it imports to plain ESM with tsc
 # (tsconfig.build.json); `deps` installs the production dependencies only; the final image holds
 # Node, those dependencies, the compiled code and the CRDs (read by the manager's CRD check), owned
 # by root and run as uid 1000, so the code cannot be changed at run time. Nothing is written to
@@ -36,4 +36,4 @@ EXPOSE 9443 8080 8081
 # --heap-growing-percent=50: V8 grows the heap by 1.5x its live size, not up to 4x, after a full
 # collection: at 5,000 namespaces RSS 233 MB instead of 314 for about 20 % more CPU in a cold start
 # (docs/benchmarks.md). The benchmark runs HNC with exactly these flags (bench/node-flags.ts).
-ENTRYPOINT ["node", "--enable-source-maps", "--heap-growing-percent=50", "cmd/start.js"]
+ENTRYPOINT ["node", "--enable-source-maps", "--heap-growing-percent=50", "cmd/manager.js"]

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { cpSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
-import { LocalControlPlane } from '../test/control-plane/index.js';
+import { LocalControlPlane } from '../local-cluster/index.js';
 import { KubeClient } from '../kube/client.js';
 import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
 import { HncProcess, LoadWorker } from './hnc-process.js';

@@ -1,16 +1,16 @@
-// `npm start`: the main job. With no cluster given, it starts the local control plane, installs
+// `npm start`: the developer launcher and the main job of a trial (the image runs cmd/manager.ts). With no cluster given, it starts the local control plane, installs
 // the CRDs and HNC's RBAC, runs HNC there (controller and webhooks, as its own service account)
 // and prints the KUBECONFIG to use. Given --kubeconfig, KUBECONFIG or an in-cluster service
 // account, it runs HNC against that cluster and starts nothing.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { LocalControlPlane, ControlPlaneError, defaultStateDir } from '../test/control-plane/index.js';
-import { KubeClient, ApiError } from '../kube/client.js';
-import { installCrds, installRbac, loadCrds, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
+import { LocalControlPlane, ControlPlaneError, defaultStateDir } from '../local-cluster/index.js';
+import { KubeClient } from '../kube/client.js';
+import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
 import { createLogger } from '../kube/log.js';
-import { PolicyError } from '../core/hierarchy/policy.js';
-import { FlagError, MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom, withoutIgnoredHncFlags } from './flags.js';
-import { startHnc, type Hnc } from './hnc.js';
+import { MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom, withoutIgnoredHncFlags } from './flags.js';
+import type { Hnc } from './hnc.js';
+import { checkCrds, describeStartupError, runUntilSignal, startHncFromFlags } from './run-hnc.js';
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -26,7 +26,7 @@ ${MANAGER_FLAG_HELP}`;
 
 async function main(): Promise<void> {
   const { args, ignored } = withoutIgnoredHncFlags(process.argv.slice(2));
-  const { values: flags } = parseArgs({
+  const { values: flags, tokens } = parseArgs({
     args,
     options: {
       kubeconfig: { type: 'string' },
@@ -41,6 +41,7 @@ async function main(): Promise<void> {
       ...managerFlagOptions,
     },
     strict: true,
+    tokens: true,
   });
   if (flags.help) {
     process.stdout.write(usage);
@@ -71,64 +72,18 @@ async function main(): Promise<void> {
   }
   let hnc: Hnc | undefined;
   if (!flags['cluster-only']) {
-    // Locally, webhooks are registered by URL on 127.0.0.1; in a cluster, through the Service.
-    const local = !!cp;
-    hnc = await startHnc({
-      client,
-      policy: manager.policy,
-      namespace: manager.namespace,
-      logger,
-      workers: manager.workers,
-      objectWorkers: manager.objectWorkers,
-      qps: manager.qps,
-      propagation: manager.propagation,
-      webhooks: manager.webhooks
-        ? {
-            port: local && flags['webhook-server-port'] === undefined ? 0 : manager.webhookPort,
-            host: local ? '127.0.0.1' : undefined,
-            endpoint: (port) => (local ? { url: `https://127.0.0.1:${port}` } : { service: { namespace: manager.namespace, name: 'hnc-webhook-service' } }),
-            certDir: manager.certDir,
-          }
-        : false,
-      leaderElection: manager.leaderElection
-        ? { id: manager.leaderElectionId, leaseDurationMs: manager.leaseSeconds * 1000, renewDeadlineMs: (manager.leaseSeconds * 2000) / 3, retryPeriodMs: Math.min(2000, (manager.leaseSeconds * 1000) / 4) }
-        : undefined,
-      healthAddress: local && flags['health-probe-bind-address'] === undefined ? '' : manager.healthAddress,
-      metricsAddress: local && flags['metrics-addr'] === undefined ? '' : manager.metricsAddress,
-    });
+    const given = new Set(tokens.filter((t) => t.kind === 'option').map((t) => t.name));
+    hnc = await startHncFromFlags(client, manager, logger, { local: !!cp, given });
   }
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    process.stderr.write(`${signal}: stopping ...\n`);
-    await hnc?.stop();
-    await cp?.stop();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
   const ports = hnc ? [hnc.probePorts.health && `probes on :${hnc.probePorts.health}`, hnc.probePorts.metrics && `metrics on :${hnc.probePorts.metrics}`].filter(Boolean) : [];
   process.stderr.write(`${hnc ? 'HNC is running' : 'running'}${ports.length ? ` (${ports.join(', ')})` : ''}; Ctrl-C stops\n`);
-  // Keep the process alive until a signal arrives.
-  setInterval(() => undefined, 1 << 30);
-}
-
-async function checkCrds(client: KubeClient): Promise<void> {
-  const missing: string[] = [];
-  for (const crd of loadCrds()) {
-    try {
-      await client.get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
-    } catch (err) {
-      if (err instanceof ApiError && err.code === 404) missing.push(crd.metadata.name);
-      else throw err;
-    }
-  }
-  if (missing.length) throw new ControlPlaneError(`the cluster lacks the HNC CRDs ${missing.join(', ')}: run again with --install-crds, or kubectl apply -k crds/`);
+  runUntilSignal(async () => {
+    await hnc?.stop();
+    await cp?.stop();
+  });
 }
 
 main().catch((err: unknown) => {
-  const known = err instanceof ControlPlaneError || err instanceof ApiError || err instanceof FlagError || err instanceof PolicyError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-  process.stderr.write(`hnc: ${known ? (err as Error).message : err instanceof Error ? err.stack : String(err)}\n`);
+  process.stderr.write(`${err instanceof ControlPlaneError ? `hnc: ${err.message}` : describeStartupError(err)}\n`);
   process.exit(1);
 });

@@ -3,7 +3,7 @@ import type { TestProject } from 'vitest/node';
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LocalControlPlane } from '../control-plane/index.js';
+import { LocalControlPlane } from '../../local-cluster/index.js';
 import { KubeClient } from '../../kube/client.js';
 import { installCrds, installRbac } from '../../kube/install.js';
 

@@ -8,7 +8,7 @@ import net from 'node:net';
 import { inject } from 'vitest';
 import { TestCluster, eventually, eventuallyEqual } from '../support/cluster.js';
 import { setParent } from '../support/hnc.js';
-import { mintUser } from '../control-plane/index.js';
+import { mintUser } from '../../local-cluster/index.js';
 import { MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
 import { HierarchyCache } from '../../kube/hierarchy-cache.js';
 import { HierarchyPolicy } from '../../core/hierarchy/policy.js';

@@ -1,7 +1,7 @@
 // Uninstalling: deleting HNC's CRDs releases HNC's finalizers without cascading any deletion
 // (reference §4.9). On a control plane of its own, since it deletes the CRDs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalControlPlane } from '../control-plane/index.js';
+import { LocalControlPlane } from '../../local-cluster/index.js';
 import { KubeClient, isNotFound } from '../../kube/client.js';
 import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
 import { Manager } from '../../controller/manager.js';

@@ -1,7 +1,7 @@
 // The watch layer recovers when the API server is restarted under it (a control plane of its own,
 // so restarting it disturbs no other test).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalControlPlane } from '../control-plane/index.js';
+import { LocalControlPlane } from '../../local-cluster/index.js';
 import { KubeClient } from '../../kube/client.js';
 import { Reflector } from '../../kube/watch/reflector.js';
 import type { KubeObject } from '../../kube/watch/store.js';

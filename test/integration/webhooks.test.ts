@@ -9,7 +9,7 @@ import { KubeClient } from '../../kube/client.js';
 import { MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
 import { createLogger } from '../../kube/log.js';
 import { InternalCertificates } from '../../webhooks/certs.js';
-import { mintUser } from '../control-plane/index.js';
+import { mintUser } from '../../local-cluster/index.js';
 
 let cluster: TestCluster;
 let hnc: Hnc;

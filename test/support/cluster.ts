@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
 import { ApiError, KubeClient, isNotFound } from '../../kube/client.js';
-import { mintUser, loadClusterCa } from '../control-plane/index.js';
+import { mintUser, loadClusterCa } from '../../local-cluster/index.js';
 import type { CertificateAuthority } from '../../kube/pki.js';
 
 export interface TestUser {

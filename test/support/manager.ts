@@ -8,7 +8,7 @@ import { KubeClient } from '../../kube/client.js';
 import { MANAGER_GROUPS, MANAGER_SERVICE_ACCOUNT, MANAGER_USER } from '../../kube/install.js';
 import { startHnc, type Hnc } from '../../cmd/hnc.js';
 import { createLogger } from '../../kube/log.js';
-import { mintUser } from '../control-plane/index.js';
+import { mintUser } from '../../local-cluster/index.js';
 
 export async function startManager(name: string, policy: PolicyOptions = {}): Promise<Manager> {
   const stateDir = inject('stateDir');

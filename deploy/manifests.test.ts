@@ -2,18 +2,18 @@
 // objects the tests apply, the Deployment's args are flags the manager accepts and its ports,
 // probes and Services agree with them, the pod is locked down, and the Dockerfile agrees with
 // tsconfig.build.json and the pod's user.
-import { shippedNodeFlags } from '../../bench/node-flags.js';
+import { shippedNodeFlags } from '../bench/node-flags.js';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { parseManagerFlags } from '../../cmd/flags.js';
-import { readManifests } from '../../kube/apply.js';
-import { AGGREGATED_ROLES, MANAGER_RBAC, MANAGER_SERVICE_ACCOUNT, loadCrds } from '../../kube/install.js';
-import { renderInstall, type RenderedObject } from '../../scripts/build-install.js';
+import { parseManagerFlags } from '../cmd/flags.js';
+import { readManifests } from '../kube/apply.js';
+import { AGGREGATED_ROLES, MANAGER_RBAC, MANAGER_SERVICE_ACCOUNT, loadCrds } from '../kube/install.js';
+import { renderInstall, type RenderedObject } from '../scripts/build-install.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const NS = MANAGER_SERVICE_ACCOUNT.namespace;
 
 interface Probe {
@@ -150,7 +150,7 @@ describe('Services and the PodDisruptionBudget', () => {
     const port = svc.spec.ports.find((p) => p.port === 443)!;
     expect(portNamed(port.targetPort)).toBe(9443);
     // The name the manager puts in its webhook configurations and serving certificate.
-    const sources = ['cmd/start.ts', 'webhooks/index.ts'].map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
+    const sources = ['cmd/run-hnc.ts', 'webhooks/index.ts'].map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
     expect(sources).toContain("'hnc-webhook-service'");
   });
 
@@ -172,15 +172,31 @@ describe('the Dockerfile', () => {
   const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
   const build = ts.readConfigFile(join(ROOT, 'tsconfig.build.json'), ts.sys.readFile);
 
-  it('compiles cmd/start.ts by tsconfig.build.json and runs the compiled entry point', () => {
+  it('compiles the production entry point cmd/manager.ts by tsconfig.build.json and runs it', () => {
     expect(build.error).toBeUndefined();
     const config = build.config as { files: string[]; compilerOptions: { outDir: string; rootDir: string } };
-    expect(config.files).toEqual(['cmd/start.ts']);
+    expect(config.files).toEqual(['cmd/manager.ts']);
     expect(dockerfile).toContain('tsc -p tsconfig.build.json');
     expect(dockerfile).toContain(`COPY --from=build /src/${config.compilerOptions.outDir}/ ./`);
-    expect(dockerfile).toMatch(/ENTRYPOINT \[.*"cmd\/start\.js"\]/);
+    expect(dockerfile).toMatch(/ENTRYPOINT \[.*"cmd\/manager\.js"\]/);
     // kube/install.ts finds crds/ next to the compiled kube/ folder.
     expect(dockerfile).toMatch(/^COPY crds \.\/crds$/m);
+  });
+
+  it('ships neither the local control plane nor test code (the import graph of what it compiles)', () => {
+    // What tsc compiles from the entry point: every file reached through relative imports.
+    const compiled = new Set<string>();
+    const visit = (file: string) => {
+      if (compiled.has(file)) return;
+      compiled.add(file);
+      for (const ref of ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true).importedFiles) {
+        if (ref.fileName.startsWith('.')) visit(relative(ROOT, join(ROOT, dirname(file), ref.fileName.replace(/\.js$/, '.ts'))));
+      }
+    };
+    visit((build.config as { files: string[] }).files[0]!);
+    expect(compiled).toContain('cmd/manager.ts');
+    expect(compiled).toContain('controller/manager.ts');
+    expect([...compiled].filter((f) => /^(local-cluster|test|bench|scripts|kubectl-plugin)\//.test(f) || f === 'cmd/start.ts' || f.endsWith('.test.ts'))).toEqual([]);
   });
 
   it('runs node with the flags the benchmark measured (bench/node-flags.ts reads them from here)', () => {

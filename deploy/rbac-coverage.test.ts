@@ -15,12 +15,12 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import * as constants from '../../core/api/constants.js';
-import { ENFORCED_TYPES, GROUP } from '../../core/api/constants.js';
-import { readManifests, type Manifest } from '../../kube/apply.js';
-import { AGGREGATED_ROLES, MANAGER_RBAC, MANAGER_SERVICE_ACCOUNT } from '../../kube/install.js';
+import * as constants from '../core/api/constants.js';
+import { ENFORCED_TYPES, GROUP } from '../core/api/constants.js';
+import { readManifests, type Manifest } from '../kube/apply.js';
+import { AGGREGATED_ROLES, MANAGER_RBAC, MANAGER_SERVICE_ACCOUNT } from '../kube/install.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RBAC_DIR = dirname(MANAGER_RBAC);
 const HNC_NAMESPACE = MANAGER_SERVICE_ACCOUNT.namespace;
 

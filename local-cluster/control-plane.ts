@@ -5,7 +5,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { tmpdir, homedir } from 'node:os';
 import { join } from 'node:path';
-import { CertificateAuthority, newSigningKeyPair, type PemPair } from '../../kube/pki.js';
+import { CertificateAuthority, newSigningKeyPair, type PemPair } from '../kube/pki.js';
 import { findBinaries, ControlPlaneError, type Binaries } from './binaries.js';
 import { Component, reapStale } from './process.js';
 import { renderKubeconfig } from './kubeconfig.js';

@@ -25,7 +25,24 @@ if complete; then
   [ "${1:-}" = "--print-dir" ] && echo "$OUT"
   exit 0
 fi
-mkdir -p "$OUT"
+# Two builds at once (npm start in one shell, npm test in another) must not write into one folder:
+# take a lock, look again (the other may have finished), build into a scratch folder and rename
+# it into place, so the cache holds either nothing or a complete build.
+mkdir -p "$CACHE_ROOT/k8s"
+exec 9>"$CACHE_ROOT/k8s/.build.lock"
+if ! flock -n 9; then
+  echo "control-plane build: another build is running; waiting for it ..." >&2
+  flock 9
+fi
+if complete; then
+  [ "${1:-}" = "--print-dir" ] && echo "$OUT"
+  exit 0
+fi
+FINAL="$OUT"
+PARTIAL="$(mktemp -d "$CACHE_ROOT/k8s/.partial.XXXXXX")"
+chmod 755 "$PARTIAL"
+OUT="$PARTIAL"
+STAMP="$OUT/.complete"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 start=$(date +%s)
 
@@ -35,7 +52,7 @@ start=$(date +%s)
 # The wrapper is generated in a scratch folder from the exact k/k go.mod, so a staging module
 # added in a later release cannot be missed.
 work="$(mktemp -d "${TMPDIR:-/tmp}/hnc-k8s-build.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work" "$PARTIAL"' EXIT
 STAGING="v0.${K8S_VERSION#v1.}"
 echo "control-plane build: resolving k8s.io/kubernetes@$K8S_VERSION (staging $STAGING) ..." >&2
 mkdir -p "$work/k8s" "$work/etcd"
@@ -75,9 +92,14 @@ echo "control-plane build: compiling etcd $ETCD_VERSION ..." >&2
   go build -mod=mod -trimpath -ldflags="-s -w" -o "$OUT/etcd" go.etcd.io/etcd/server/v3
 ) || die "compiling etcd failed (see above)"
 
+# Whole outputs, no `| head`: a closed pipe is a SIGPIPE, a failure under pipefail.
 "$OUT/kube-apiserver" --version >&2
-"$OUT/etcd" --version | head -1 >&2
+etcd_version="$("$OUT/etcd" --version)"
+echo "${etcd_version%%$'\n'*}" >&2
 printf 'k8s=%s\netcd=%s\ngo=%s\nseconds=%s\n' "$K8S_VERSION" "$ETCD_VERSION" "$GOVER" "$(( $(date +%s) - start ))" > "$STAMP"
+rm -rf "$FINAL"
+mv "$OUT" "$FINAL"
+OUT="$FINAL"
 echo "control-plane build: done in $(( $(date +%s) - start ))s into $OUT" >&2
 [ "${1:-}" = "--print-dir" ] && echo "$OUT"
 exit 0

@@ -1,0 +1,45 @@
+// The manager's production entry point: the image runs it (Dockerfile ENTRYPOINT) with the
+// install manifests' args. Flags → client (the pod's service account, or --kubeconfig) → CRD
+// check → HNC until SIGTERM. It imports nothing of the local control plane: that is npm start's
+// launcher (cmd/start.ts), and the image never ships it (tested by deploy/manifests.test.ts).
+import { parseArgs } from 'node:util';
+import { KubeClient } from '../kube/client.js';
+import { createLogger } from '../kube/log.js';
+import { MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom, withoutIgnoredHncFlags } from './flags.js';
+import { checkCrds, describeStartupError, runUntilSignal, startHncFromFlags } from './run-hnc.js';
+
+const usage = `Usage: node cmd/manager.js [--kubeconfig PATH] [--context NAME] [manager flags]
+
+Runs HNC (controller and webhooks) against the cluster it is in (its service account), or the one
+--kubeconfig / KUBECONFIG names. The HNC CRDs must be installed. Webhooks are registered through
+the Service hnc-webhook-service in HNC's namespace.
+
+${MANAGER_FLAG_HELP}`;
+
+async function main(): Promise<void> {
+  const { args, ignored } = withoutIgnoredHncFlags(process.argv.slice(2));
+  const { values: flags, tokens } = parseArgs({
+    args,
+    options: { kubeconfig: { type: 'string' }, context: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false }, ...managerFlagOptions },
+    strict: true,
+    tokens: true,
+  });
+  if (flags.help) {
+    process.stdout.write(usage);
+    return;
+  }
+  const manager = managerFlagsFrom(flags);
+  const logger = createLogger({ name: 'hnc' });
+  if (ignored.length) logger.warn({ flags: ignored }, 'ignoring HNC flags that hnc-ts does not need');
+  const client = await KubeClient.fromKubeconfig(flags.kubeconfig, flags.context);
+  await checkCrds(client);
+  const given = new Set(tokens.filter((t) => t.kind === 'option').map((t) => t.name));
+  const hnc = await startHncFromFlags(client, manager, logger, { local: false, given });
+  logger.info({ server: client.server }, 'HNC is running');
+  runUntilSignal(() => hnc.stop());
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${describeStartupError(err)}\n`);
+  process.exit(1);
+});
