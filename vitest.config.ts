@@ -6,7 +6,17 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['core/**/*.test.ts', 'kube/**/*.test.ts', 'controller/**/*.test.ts', 'webhooks/**/*.test.ts', 'kubectl-plugin/**/*.test.ts', 'local-cluster/**/*.test.ts', 'deploy/**/*.test.ts', 'scripts/**/*.test.ts', 'cmd/**/*.test.ts'],
+          include: [
+            'core/**/*.test.ts',
+            'kube/**/*.test.ts',
+            'controller/**/*.test.ts',
+            'webhooks/**/*.test.ts',
+            'kubectl-plugin/**/*.test.ts',
+            'local-cluster/**/*.test.ts',
+            'deploy/**/*.test.ts',
+            'scripts/**/*.test.ts',
+            'cmd/**/*.test.ts',
+          ],
         },
       },
       {

@@ -20,7 +20,12 @@ export interface StartRequest {
   logFile: string;
 }
 
-export type ChildCall = { type: 'start'; start: StartRequest } | { type: 'idle'; timeoutMs: number } | { type: 'stats'; resetEventLoop?: boolean; collect?: boolean } | { type: 'stop' } | { type: 'heap-snapshot'; file: string };
+export type ChildCall =
+  | { type: 'start'; start: StartRequest }
+  | { type: 'idle'; timeoutMs: number }
+  | { type: 'stats'; resetEventLoop?: boolean; collect?: boolean }
+  | { type: 'stop' }
+  | { type: 'heap-snapshot'; file: string };
 export type ChildRequest = { id: number } & ChildCall;
 
 export interface ChildStats {
@@ -118,7 +123,9 @@ async function handle(req: ChildRequest): Promise<unknown> {
         propagation: flags.propagation,
         // HNC's own metrics (its webhook latency histogram) with the webhooks.
         metricsAddress: s.webhooks ? '127.0.0.1:0' : '',
-        webhooks: s.webhooks ? { port: s.webhookPort, host: '127.0.0.1', endpoint: (port) => ({ url: `https://127.0.0.1:${port}` }) } : false,
+        webhooks: s.webhooks
+          ? { port: s.webhookPort, host: '127.0.0.1', endpoint: (port) => ({ url: `https://127.0.0.1:${port}` }) }
+          : false,
       });
       return { startedMs: performance.now() - t0, ...stats() };
     }
@@ -149,7 +156,7 @@ async function handle(req: ChildRequest): Promise<unknown> {
 process.on('message', (msg: ChildRequest) => {
   handle(msg).then(
     (result) => process.send?.({ id: msg.id, ok: true, result }),
-    (err: unknown) => process.send?.({ id: msg.id, ok: false, error: err instanceof Error ? err.stack ?? err.message : String(err) }),
+    (err: unknown) => process.send?.({ id: msg.id, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
   );
 });
 // The benchmark went away (or killed us): nothing to clean up that the control plane needs.

@@ -27,7 +27,17 @@ export function bundle(name: string): Promise<{ file: string; execArgv: string[]
         const esbuild = await import('esbuild');
         mkdirSync(BUILD_DIR, { recursive: true });
         const outfile = join(BUILD_DIR, `${name}.mjs`);
-        await esbuild.build({ entryPoints: [join(HERE, `${name}.ts`)], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', sourcemap: 'linked', logLevel: 'error' });
+        await esbuild.build({
+          entryPoints: [join(HERE, `${name}.ts`)],
+          outfile,
+          bundle: true,
+          platform: 'node',
+          format: 'esm',
+          target: 'node20',
+          packages: 'external',
+          sourcemap: 'linked',
+          logLevel: 'error',
+        });
         return { file: outfile, execArgv: ['--enable-source-maps'] };
       } catch (err) {
         process.stderr.write(`bench: could not bundle bench/${name}.ts (${(err as Error).message}); running it with tsx\n`);
@@ -192,7 +202,10 @@ export class HncProcess {
     if (this.exited) return undefined;
     let last: ChildStats | undefined;
     try {
-      last = await Promise.race([this.call<ChildStats>({ type: 'stop' }), new Promise<undefined>((r) => setTimeout(() => r(undefined), graceMs))]);
+      last = await Promise.race([
+        this.call<ChildStats>({ type: 'stop' }),
+        new Promise<undefined>((r) => setTimeout(() => r(undefined), graceMs)),
+      ]);
     } catch {
       last = undefined;
     }

@@ -27,7 +27,12 @@ parentPort!.on('message', (msg: LoadWorkerRequest) => {
   loop.reset();
   const run = msg.type === 'warm' ? client.warm(msg.count) : client.run(msg.load, msg.count);
   run.then(
-    (result) => parentPort!.postMessage({ id: msg.id, ok: true, result: { ...result, clientEventLoop: { p50: delay(loop.percentile(50)), p99: delay(loop.percentile(99)), max: delay(loop.max) } } }),
+    (result) =>
+      parentPort!.postMessage({
+        id: msg.id,
+        ok: true,
+        result: { ...result, clientEventLoop: { p50: delay(loop.percentile(50)), p99: delay(loop.percentile(99)), max: delay(loop.max) } },
+      }),
     (err: unknown) => parentPort!.postMessage({ id: msg.id, ok: false, error: String(err) }),
   );
 });

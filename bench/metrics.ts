@@ -56,7 +56,16 @@ export function parseMetrics(text: string, at = performance.now()): Snapshot {
     if (line.startsWith('apiserver_request_total{')) {
       const close = line.lastIndexOf('}');
       const l = labelsOf(line.slice(0, close));
-      requests.push({ series: line.slice(0, close + 1), verb: l.verb ?? '', group: l.group ?? '', resource: l.resource ?? '', subresource: l.subresource ?? '', code: l.code ?? '', dryRun: !!l.dry_run, count: Number(line.slice(close + 1)) });
+      requests.push({
+        series: line.slice(0, close + 1),
+        verb: l.verb ?? '',
+        group: l.group ?? '',
+        resource: l.resource ?? '',
+        subresource: l.subresource ?? '',
+        code: l.code ?? '',
+        dryRun: !!l.dry_run,
+        count: Number(line.slice(close + 1)),
+      });
     } else if (line.startsWith('apiserver_admission_webhook_admission_duration_seconds_')) {
       const close = line.lastIndexOf('}');
       const l = labelsOf(line.slice(0, close));
@@ -155,7 +164,13 @@ export function webhookDelta(before: Snapshot, after: Snapshot): Record<string, 
     const buckets = h.buckets.map((x) => ({ le: x.le, count: x.count - (b?.buckets.find((y) => y.le === x.le)?.count ?? 0) }));
     const under = (q: number) => (buckets.find((x) => x.count >= q * count)?.le ?? Infinity) * 1000;
     const at5 = buckets.find((x) => Math.abs(x.le - 0.005) < 1e-9)?.count;
-    out[name] = { calls: count, meanMs: (sum / count) * 1000, within5ms: at5 === undefined ? NaN : at5 / count, p50UpperMs: under(0.5), p99UpperMs: under(0.99) };
+    out[name] = {
+      calls: count,
+      meanMs: (sum / count) * 1000,
+      within5ms: at5 === undefined ? NaN : at5 / count,
+      p50UpperMs: under(0.5),
+      p99UpperMs: under(0.99),
+    };
   }
   return out;
 }
@@ -187,5 +202,11 @@ export function histogramDelta(before: Histogram, after: Histogram): HistogramSu
   const buckets = after.buckets.map((x) => ({ le: x.le, count: x.count - (before.buckets.find((y) => y.le === x.le)?.count ?? 0) }));
   const under = (q: number) => (buckets.find((x) => x.count >= q * count)?.le ?? Infinity) * 1000;
   const at5 = buckets.find((x) => Math.abs(x.le - 0.005) < 1e-9)?.count;
-  return { calls: count, meanMs: count ? ((after.sum - before.sum) / count) * 1000 : NaN, within5ms: at5 === undefined || !count ? NaN : at5 / count, p50UpperMs: under(0.5), p99UpperMs: under(0.99) };
+  return {
+    calls: count,
+    meanMs: count ? ((after.sum - before.sum) / count) * 1000 : NaN,
+    within5ms: at5 === undefined || !count ? NaN : at5 / count,
+    p50UpperMs: under(0.5),
+    p99UpperMs: under(0.99),
+  };
 }

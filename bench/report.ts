@@ -17,7 +17,8 @@ export interface RunReport {
 }
 
 const f = (x: number | undefined, digits = 2) => (x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(digits));
-const ms = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '–' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+const ms = (x: number | undefined) =>
+  x === undefined || !Number.isFinite(x) ? '–' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
 const pass = (ok: boolean | undefined) => (ok === undefined ? '' : ok ? ' ✅' : ' ❌');
 
 export function markdown(report: RunReport): string {
@@ -25,13 +26,27 @@ export function markdown(report: RunReport): string {
   const lines: string[] = [];
   lines.push(`# hnc-ts benchmark, ${run.startedAt.slice(0, 19).replace('T', ' ')} UTC`);
   lines.push('');
-  lines.push(`\`${run.command}\` — ${run.machine.cores} cores (${run.machine.cpuModel}), ${run.machine.memoryGB} GB, Node ${run.machine.node}, Kubernetes ${run.versions.kubernetes ?? '?'} (${run.versions.binaries ?? '?'}).`);
-  lines.push(`Options: ${Object.entries(run.options).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join('/') : String(v)}`).join(', ')}.`);
-  if (results.some((r) => r.sharedPlane)) lines.push('The topologies shared one control plane (--quick): each cold start found the earlier topologies in place.');
+  lines.push(
+    `\`${run.command}\` — ${run.machine.cores} cores (${run.machine.cpuModel}), ${run.machine.memoryGB} GB, Node ${run.machine.node}, Kubernetes ${run.versions.kubernetes ?? '?'} (${run.versions.binaries ?? '?'}).`,
+  );
+  lines.push(
+    `Options: ${Object.entries(run.options)
+      .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join('/') : String(v)}`)
+      .join(', ')}.`,
+  );
+  if (results.some((r) => r.sharedPlane))
+    lines.push('The topologies shared one control plane (--quick): each cold start found the earlier topologies in place.');
   const contended = results.filter((r) => r.otherApiServers > 0 || (r.coldStart.cpu.others ?? 0) > 0.2 * r.coldStart.seconds);
-  if (contended.length) lines.push(`**Contended machine:** other processes used the cores during ${contended.map((r) => `${r.topology} (${f(r.coldStart.cpu.others, 1)} CPU s during the cold start${r.otherApiServers ? `, ${r.otherApiServers} other kube-apiserver` : ''})`).join(', ')}; load average at start ${run.machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}.`);
+  if (contended.length)
+    lines.push(
+      `**Contended machine:** other processes used the cores during ${contended.map((r) => `${r.topology} (${f(r.coldStart.cpu.others, 1)} CPU s during the cold start${r.otherApiServers ? `, ${r.otherApiServers} other kube-apiserver` : ''})`).join(', ')}; load average at start ${run.machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}.`,
+    );
   const left = results.flatMap((r) => r.leftoverProcesses);
-  lines.push(left.length ? `**Processes left running after the control plane stopped: ${left.join(', ')}**` : 'Every control plane was stopped; no etcd, kube-apiserver or kube-controller-manager process was left running.');
+  lines.push(
+    left.length
+      ? `**Processes left running after the control plane stopped: ${left.join(', ')}**`
+      : 'Every control plane was stopped; no etcd, kube-apiserver or kube-controller-manager process was left running.',
+  );
   lines.push('');
   if (!results.length) {
     lines.push('No topology finished.');
@@ -53,17 +68,44 @@ export function markdown(report: RunReport): string {
       const made = w.apiserver.total - config;
       return `${made} ÷ ${w.minimum.total} = ${f(made / w.minimum.total, 3)} (+ ${config})${pass(made === w.minimum.total)}`;
     });
-    row('cold start: all copies and labels verified by listing', 'yes', (r) => (r.coldStart.verified.ok ? 'yes ✅' : `no ❌ ${JSON.stringify(r.coldStart.verified)}`));
-    row('warm restart: writes at the API server / by the manager / objects changed', '0', (r) => `${r.warmRestart.writes.total} / ${r.warmRestart.managerWrites} / ${r.warmRestart.objectsChanged.changed + r.warmRestart.objectsChanged.created + r.warmRestart.objectsChanged.deleted}${pass(r.warmRestart.writes.total === 0 && r.warmRestart.managerWrites === 0)}`);
+    row('cold start: all copies and labels verified by listing', 'yes', (r) =>
+      r.coldStart.verified.ok ? 'yes ✅' : `no ❌ ${JSON.stringify(r.coldStart.verified)}`,
+    );
+    row(
+      'warm restart: writes at the API server / by the manager / objects changed',
+      '0',
+      (r) =>
+        `${r.warmRestart.writes.total} / ${r.warmRestart.managerWrites} / ${r.warmRestart.objectsChanged.changed + r.warmRestart.objectsChanged.created + r.warmRestart.objectsChanged.deleted}${pass(r.warmRestart.writes.total === 0 && r.warmRestart.managerWrites === 0)}`,
+    );
     row('warm restart: seconds to idle', '', (r) => f(r.warmRestart.seconds));
     row('propagation of 1 object: descendants', '', (r) => String(r.propagation.descendants));
-    row('propagation p50 / p99 ms (floor ms)', '', (r) => `${ms(r.propagation.create.p50)} / ${ms(r.propagation.create.p99)} (${ms(r.propagation.floorSeconds * 1000)})`);
-    row('propagation p99 ÷ floor', '≤ 2 at 1,000 descendants', (r) => `${f(r.propagation.p99RatioToFloor)}${r.propagation.descendants >= 900 ? pass(r.propagation.p99RatioToFloor <= 2) : ''}`);
+    row(
+      'propagation p50 / p99 ms (floor ms)',
+      '',
+      (r) => `${ms(r.propagation.create.p50)} / ${ms(r.propagation.create.p99)} (${ms(r.propagation.floorSeconds * 1000)})`,
+    );
+    row(
+      'propagation p99 ÷ floor',
+      '≤ 2 at 1,000 descendants',
+      (r) => `${f(r.propagation.p99RatioToFloor)}${r.propagation.descendants >= 900 ? pass(r.propagation.p99RatioToFloor <= 2) : ''}`,
+    );
     row('deletion of that object p50 / p99 ms', '', (r) => `${ms(r.propagation.delete.p50)} / ${ms(r.propagation.delete.p99)}`);
-    row('propagation: writes made ÷ minimum', '1.00', (r) => `${r.propagation.writes.apiserver.total} ÷ ${r.propagation.writes.minimum.total} = ${f(r.propagation.writes.ratio, 3)}`);
-    row('propagation with webhooks on p50 / p99 ms', '', (r) => `${ms(r.propagation.withWebhooks?.create.p50)} / ${ms(r.propagation.withWebhooks?.create.p99)}`);
+    row(
+      'propagation: writes made ÷ minimum',
+      '1.00',
+      (r) => `${r.propagation.writes.apiserver.total} ÷ ${r.propagation.writes.minimum.total} = ${f(r.propagation.writes.ratio, 3)}`,
+    );
+    row(
+      'propagation with webhooks on p50 / p99 ms',
+      '',
+      (r) => `${ms(r.propagation.withWebhooks?.create.p50)} / ${ms(r.propagation.withWebhooks?.create.p99)}`,
+    );
     row('subtree move: namespaces, p50 / max ms', '', (r) => `${r.move.size}: ${ms(r.move.trials.p50)} / ${ms(r.move.trials.max)}`);
-    row('subtree move: writes made ÷ minimum', '1.00', (r) => `${r.move.writes.apiserver.total} ÷ ${r.move.writes.minimum.total} = ${f(r.move.writes.ratio, 3)}`);
+    row(
+      'subtree move: writes made ÷ minimum',
+      '1.00',
+      (r) => `${r.move.writes.apiserver.total} ÷ ${r.move.writes.minimum.total} = ${f(r.move.writes.ratio, 3)}`,
+    );
     const rates = [...new Set(results.flatMap((r) => r.webhooks?.direct.map((d) => d.offered) ?? []))].sort((a, b) => a - b);
     const at = (r: ScenarioResult, rate: number) => r.webhooks?.direct.find((d) => d.offered === rate);
     for (const rate of rates) {
@@ -78,33 +120,98 @@ export function markdown(report: RunReport): string {
       row(`… the same without the SubjectAccessReview request, p99 ms`, 'p99 < 5', (r) => {
         const d = at(r, rate);
         if (!d) return '–';
-        const worst = Math.max(...Object.entries(d.byRequest).filter(([k]) => !k.includes('SubjectAccessReview')).map(([, v]) => v.p99));
+        const worst = Math.max(
+          ...Object.entries(d.byRequest)
+            .filter(([k]) => !k.includes('SubjectAccessReview'))
+            .map(([, v]) => v.p99),
+        );
         return `${ms(worst)}${pass(worst < 5)}`;
       });
     }
     const wh = (fn: (w: NonNullable<ScenarioResult['webhooks']>) => string) => (r: ScenarioResult) => (r.webhooks ? fn(r.webhooks) : '–');
-    row('webhook: HNC event-loop delay max ms (longest GC ms) during that load', '', wh((w) => { const d = w.direct[w.direct.length - 1]; return d ? `${ms(d.serverEventLoop.max)} (${ms(d.serverEventLoop.gcMaxMs)})` : '–'; }));
-    row('webhook saturation: reviews/s (p50 ms) at fixed concurrency', '', wh((w) => `${f(w.saturation.perSecond, 0)} (${ms(w.saturation.overall.p50)}) at ${w.saturation.offered}`));
-    row('dry-run requests through the API server p50 / p99 ms (rate)', '', wh((w) => `${ms(w.apiserver.overall.p50)} / ${ms(w.apiserver.overall.p99)} (${w.apiserver.offered}/s)`));
-    row('API server\'s view: webhook calls ≤ 5 ms', '≥ 99 %', (r) => {
+    row(
+      'webhook: HNC event-loop delay max ms (longest GC ms) during that load',
+      '',
+      wh((w) => {
+        const d = w.direct[w.direct.length - 1];
+        return d ? `${ms(d.serverEventLoop.max)} (${ms(d.serverEventLoop.gcMaxMs)})` : '–';
+      }),
+    );
+    row(
+      'webhook saturation: reviews/s (p50 ms) at fixed concurrency',
+      '',
+      wh((w) => `${f(w.saturation.perSecond, 0)} (${ms(w.saturation.overall.p50)}) at ${w.saturation.offered}`),
+    );
+    row(
+      'dry-run requests through the API server p50 / p99 ms (rate)',
+      '',
+      wh((w) => `${ms(w.apiserver.overall.p50)} / ${ms(w.apiserver.overall.p99)} (${w.apiserver.offered}/s)`),
+    );
+    row("API server's view: webhook calls ≤ 5 ms", '≥ 99 %', (r) => {
       const all = Object.values(r.webhooks?.apiserverHistogram ?? {});
       const calls = all.reduce((a, h) => a + h.calls, 0);
       const within = all.reduce((a, h) => a + h.within5ms * h.calls, 0);
       return calls ? `${f((100 * within) / calls, 1)} % of ${calls}` : '–';
     });
-    row('restart with webhooks: write requests (objects changed)', '0', wh((w) => `${w.restartWrites.last.total} (${w.restartWrites.objectsChangedLast.changed + w.restartWrites.objectsChangedLast.created + w.restartWrites.objectsChangedLast.deleted})${w.restartWrites.restarts < 2 ? ' (first start)' : ''}`));
-    row('manager RSS at steady state, MB (peak)', '< 300 at 5,000 ns', (r) => `${f(r.steadyState.memory.rssMB, 0)} (${f(r.steadyState.memory.peakRssMB, 0)})${r.shape.namespaces >= 4500 ? pass(r.steadyState.memory.peakRssMB < 300) : ''}`);
-    row('manager live heap after a full GC, MB (RSS then)', '', (r) => `${f(r.steadyState.memory.heapLiveMB, 0)} (${f(r.steadyState.memory.rssAfterGcMB, 0)})`);
-    row('… V8 heap reserved / memory outside the heap then, MB', '', (r) => `${f(r.steadyState.memory.heapTotalAfterGcMB, 0)} / ${f(r.steadyState.memory.externalAfterGcMB, 0)}`);
-    row('… RSS then: anonymous / file-backed (node binary, shared), MB', '', (r) => `${f(r.steadyState.memory.rssAnonAfterGcMB, 0)} / ${f(r.steadyState.memory.rssFileAfterGcMB, 0)}`);
-    row('manager RSS (peak) after restart, propagation trials and moves, MB', '', (r) => `${f(r.steadyState.memoryAfterWarmRestart.rssMB, 0)} (${f(r.steadyState.memoryAfterWarmRestart.peakRssMB, 0)})`);
+    row(
+      'restart with webhooks: write requests (objects changed)',
+      '0',
+      wh(
+        (w) =>
+          `${w.restartWrites.last.total} (${w.restartWrites.objectsChangedLast.changed + w.restartWrites.objectsChangedLast.created + w.restartWrites.objectsChangedLast.deleted})${w.restartWrites.restarts < 2 ? ' (first start)' : ''}`,
+      ),
+    );
+    row(
+      'manager RSS at steady state, MB (peak)',
+      '< 300 at 5,000 ns',
+      (r) =>
+        `${f(r.steadyState.memory.rssMB, 0)} (${f(r.steadyState.memory.peakRssMB, 0)})${r.shape.namespaces >= 4500 ? pass(r.steadyState.memory.peakRssMB < 300) : ''}`,
+    );
+    row(
+      'manager live heap after a full GC, MB (RSS then)',
+      '',
+      (r) => `${f(r.steadyState.memory.heapLiveMB, 0)} (${f(r.steadyState.memory.rssAfterGcMB, 0)})`,
+    );
+    row(
+      '… V8 heap reserved / memory outside the heap then, MB',
+      '',
+      (r) => `${f(r.steadyState.memory.heapTotalAfterGcMB, 0)} / ${f(r.steadyState.memory.externalAfterGcMB, 0)}`,
+    );
+    row(
+      '… RSS then: anonymous / file-backed (node binary, shared), MB',
+      '',
+      (r) => `${f(r.steadyState.memory.rssAnonAfterGcMB, 0)} / ${f(r.steadyState.memory.rssFileAfterGcMB, 0)}`,
+    );
+    row(
+      'manager RSS (peak) after restart, propagation trials and moves, MB',
+      '',
+      (r) => `${f(r.steadyState.memoryAfterWarmRestart.rssMB, 0)} (${f(r.steadyState.memoryAfterWarmRestart.peakRssMB, 0)})`,
+    );
     row('… live heap after a full GC then, MB', '', (r) => f(r.steadyState.memoryAfterWarmRestart.heapLiveMB, 0));
     row('manager RSS before HNC started (node + code), MB', '', (r) => f(r.steadyState.memory.baselineRssMB, 0));
     row('manager CPU at steady state, % of a core', '', (r) => f(r.steadyState.cpuPercentAfterWarmRestart, 2));
-    row('HNC event-loop delay max ms: cold start / propagation trials (longest GC ms)', '', (r) => `${ms(r.coldStart.eventLoop?.max)} / ${ms(r.propagation.eventLoop?.max)} (${ms(Math.max(r.coldStart.eventLoop?.gcMaxMs ?? 0, r.propagation.eventLoop?.gcMaxMs ?? 0))})`);
-    row('manager CPU seconds: cold start / warm restart', '', (r) => `${f(r.coldStart.managerCpuSeconds)} / ${f(r.warmRestart.managerCpuSeconds)}`);
-    row('cold start CPU s: apiserver / etcd / HNC / bench / other processes (of cores × s)', '', (r) => `${f(r.coldStart.cpu['kube-apiserver'], 1)} / ${f(r.coldStart.cpu.etcd, 1)} / ${f(r.coldStart.cpu.hnc, 1)} / ${f(r.coldStart.cpu.bench, 1)} / ${f(r.coldStart.cpu.others, 1)} (of ${f(r.coldStart.seconds * report.run.machine.cores, 0)})`);
-    row('floor: cores busy, apiserver / etcd / bench / other processes', '', (r) => `${f(r.floor.cpu['kube-apiserver'])} / ${f(r.floor.cpu.etcd)} / ${f(r.floor.cpu.bench)} / ${f(r.floor.cpu.others)}`);
+    row(
+      'HNC event-loop delay max ms: cold start / propagation trials (longest GC ms)',
+      '',
+      (r) =>
+        `${ms(r.coldStart.eventLoop?.max)} / ${ms(r.propagation.eventLoop?.max)} (${ms(Math.max(r.coldStart.eventLoop?.gcMaxMs ?? 0, r.propagation.eventLoop?.gcMaxMs ?? 0))})`,
+    );
+    row(
+      'manager CPU seconds: cold start / warm restart',
+      '',
+      (r) => `${f(r.coldStart.managerCpuSeconds)} / ${f(r.warmRestart.managerCpuSeconds)}`,
+    );
+    row(
+      'cold start CPU s: apiserver / etcd / HNC / bench / other processes (of cores × s)',
+      '',
+      (r) =>
+        `${f(r.coldStart.cpu['kube-apiserver'], 1)} / ${f(r.coldStart.cpu.etcd, 1)} / ${f(r.coldStart.cpu.hnc, 1)} / ${f(r.coldStart.cpu.bench, 1)} / ${f(r.coldStart.cpu.others, 1)} (of ${f(r.coldStart.seconds * report.run.machine.cores, 0)})`,
+    );
+    row(
+      'floor: cores busy, apiserver / etcd / bench / other processes',
+      '',
+      (r) => `${f(r.floor.cpu['kube-apiserver'])} / ${f(r.floor.cpu.etcd)} / ${f(r.floor.cpu.bench)} / ${f(r.floor.cpu.others)}`,
+    );
     lines.push(`| figure | target | ${results.map((r) => r.topology).join(' | ')} |`);
     lines.push(`|---|---|${results.map(() => '---').join('|')}|`);
     for (const [figure, target, cells] of rows) lines.push(`| ${figure} | ${target} | ${cells.join(' | ')} |`);
@@ -116,13 +223,20 @@ export function markdown(report: RunReport): string {
     lines.push(`|---|${results.map(() => '---').join('|')}|`);
     const byReq = (r: ScenarioResult) => (top === undefined ? undefined : at(r, top)?.byRequest) ?? {};
     const names = [...new Set(results.flatMap((r) => Object.keys(byReq(r))))];
-    for (const n of names) lines.push(`| ${n} | ${results.map((r) => (byReq(r)[n] ? `${ms(byReq(r)[n]!.p50)} / ${ms(byReq(r)[n]!.p99)}` : '–')).join(' | ')} |`);
+    for (const n of names)
+      lines.push(`| ${n} | ${results.map((r) => (byReq(r)[n] ? `${ms(byReq(r)[n]!.p50)} / ${ms(byReq(r)[n]!.p99)}` : '–')).join(' | ')} |`);
     lines.push('');
     lines.push('Writes at the API server during the cold start, by resource:');
     lines.push('');
-    for (const r of results) lines.push(`- ${r.topology}: ${Object.entries(r.coldStart.writes.apiserver.byRequest).map(([k, v]) => `${k}: ${v}`).join(', ')} (minimum: ${JSON.stringify(r.coldStart.writes.minimum)})`);
+    for (const r of results)
+      lines.push(
+        `- ${r.topology}: ${Object.entries(r.coldStart.writes.apiserver.byRequest)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join(', ')} (minimum: ${JSON.stringify(r.coldStart.writes.minimum)})`,
+      );
   }
-  for (const e of report.errors) lines.push(e.partial ? `\n**${e.topology}: ${e.error.split('\n')[0]}**` : `\n**${e.topology} failed:** \`${e.error.split('\n')[0]}\``);
+  for (const e of report.errors)
+    lines.push(e.partial ? `\n**${e.topology}: ${e.error.split('\n')[0]}**` : `\n**${e.topology} failed:** \`${e.error.split('\n')[0]}\``);
   lines.push('');
   return lines.join('\n');
 }

@@ -91,7 +91,8 @@ async function main(): Promise<void> {
   const quick = flags.quick;
   const size = int('size', flags.size, quick ? 100 : 1000);
   const topologies = (flags.topology ?? TOPOLOGIES.join(',')).split(',').map((t) => t.trim()) as TopologyName[];
-  for (const t of topologies) if (!TOPOLOGIES.includes(t)) throw new Error(`unknown topology ${JSON.stringify(t)}; choose from ${TOPOLOGIES.join(', ')}`);
+  for (const t of topologies)
+    if (!TOPOLOGIES.includes(t)) throw new Error(`unknown topology ${JSON.stringify(t)}; choose from ${TOPOLOGIES.join(', ')}`);
   const outDir = flags.out ?? join(HERE, 'results');
   const stamp = new Date().toISOString().replace(/[:]/g, '-').slice(0, 19);
   const base = join(outDir, `${stamp}-${quick ? 'quick' : `n${size}`}`);
@@ -113,7 +114,10 @@ async function main(): Promise<void> {
     coldSteadyMs: quick ? 0 : 1000 * int('steady-seconds', flags['steady-seconds'], 10),
     quietMs: quick ? 1200 : 2000,
     webhookConcurrency: int('webhook-concurrency', flags['webhook-concurrency'], 16),
-    webhookRates: (flags['webhook-rates'] ?? (quick ? '500' : '100,500')).split(',').map((x) => int('webhook-rates', x.trim(), 0)).filter((x) => x > 0),
+    webhookRates: (flags['webhook-rates'] ?? (quick ? '500' : '100,500'))
+      .split(',')
+      .map((x) => int('webhook-rates', x.trim(), 0))
+      .filter((x) => x > 0),
     apiserverRate: int('apiserver-rate', flags['apiserver-rate'], 100),
     floorWrites: int('floor-writes', flags['floor-writes'], quick ? 300 : 2000),
     floorConcurrency: quick ? [16, 64] : [8, 32, 64],
@@ -133,9 +137,22 @@ async function main(): Promise<void> {
     run: {
       startedAt: new Date().toISOString(),
       command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
-      machine: { cores: cpu.length, cpuModel: cpu[0]?.model ?? '?', memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: `${process.platform}/${process.arch}`, loadAverageAtStart: loadavg() },
+      machine: {
+        cores: cpu.length,
+        cpuModel: cpu[0]?.model ?? '?',
+        memoryGB: Math.round(totalmem() / 2 ** 30),
+        node: process.version,
+        platform: `${process.platform}/${process.arch}`,
+        loadAverageAtStart: loadavg(),
+      },
       versions: {},
-      options: { topologies, ...opts, webhooksFor: quick ? `${topologies[topologies.length - 1]} only` : 'all', profileDir: undefined, sharedPlane: shared },
+      options: {
+        topologies,
+        ...opts,
+        webhooksFor: quick ? `${topologies[topologies.length - 1]} only` : 'all',
+        profileDir: undefined,
+        sharedPlane: shared,
+      },
     },
     results: [],
     errors: [],

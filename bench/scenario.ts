@@ -9,7 +9,16 @@ import { KubeClient } from '../kube/client.js';
 import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
 import { HncProcess, LoadWorker } from './hnc-process.js';
 import type { ChildStats } from './hnc-child.js';
-import { hncWebhookHistogram, histogramDelta, scrape, waitQuiet, writeDelta, webhookDelta, type WriteDelta, type HistogramSummary } from './metrics.js';
+import {
+  hncWebhookHistogram,
+  histogramDelta,
+  scrape,
+  waitQuiet,
+  writeDelta,
+  webhookDelta,
+  type WriteDelta,
+  type HistogramSummary,
+} from './metrics.js';
 import { Tracker, collection, INHERITED_FROM } from './tracker.js';
 import {
   buildTopology,
@@ -79,7 +88,10 @@ const HC = (ns: string) => `/apis/hnc.x-k8s.io/v1alpha2/namespaces/${ns}/hierarc
 export function sourceBody(kind: SourceKind, name: string): Record<string, unknown> {
   switch (kind) {
     case 'roles':
-      return { metadata: { name, labels: { bench: 'source' } }, rules: [{ apiGroups: [''], resources: ['pods', 'configmaps'], verbs: ['get', 'list', 'watch'] }] };
+      return {
+        metadata: { name, labels: { bench: 'source' } },
+        rules: [{ apiGroups: [''], resources: ['pods', 'configmaps'], verbs: ['get', 'list', 'watch'] }],
+      };
     case 'rolebindings':
       return {
         metadata: { name, labels: { bench: 'source' } },
@@ -87,7 +99,10 @@ export function sourceBody(kind: SourceKind, name: string): Record<string, unkno
         subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `${name}-readers` }],
       };
     case 'networkpolicies':
-      return { metadata: { name, labels: { bench: 'source' } }, spec: { podSelector: {}, policyTypes: ['Ingress'], ingress: [{ from: [{ podSelector: {} }] }] } };
+      return {
+        metadata: { name, labels: { bench: 'source' } },
+        spec: { podSelector: {}, policyTypes: ['Ingress'], ingress: [{ from: [{ podSelector: {} }] }] },
+      };
   }
 }
 
@@ -107,9 +122,19 @@ export class ColdStartTimeout extends Error {
   override name = 'ColdStartTimeout';
   constructor(
     readonly topology: string,
-    readonly partial: { seconds: number; minimumWrites: number; floorSeconds: number; progress: unknown; writesSoFar: number; cpu: Record<string, number>; shape: unknown },
+    readonly partial: {
+      seconds: number;
+      minimumWrites: number;
+      floorSeconds: number;
+      progress: unknown;
+      writesSoFar: number;
+      cpu: Record<string, number>;
+      shape: unknown;
+    },
   ) {
-    super(`the cold start had not converged after ${partial.seconds} s (floor ${partial.floorSeconds} s): ${JSON.stringify(partial.progress)}; ${partial.writesSoFar} of ${partial.minimumWrites} writes made; CPU s ${JSON.stringify(partial.cpu)}`);
+    super(
+      `the cold start had not converged after ${partial.seconds} s (floor ${partial.floorSeconds} s): ${JSON.stringify(partial.progress)}; ${partial.writesSoFar} of ${partial.minimumWrites} writes made; CPU s ${JSON.stringify(partial.cpu)}`,
+    );
   }
 }
 
@@ -125,7 +150,12 @@ export interface FloorResult {
   cpu: Record<string, number>;
 }
 
-async function measureFloor(admin: KubeClient, writer: KubeClient, opts: ScenarioOptions, pids: Record<string, number | undefined>): Promise<FloorResult> {
+async function measureFloor(
+  admin: KubeClient,
+  writer: KubeClient,
+  opts: ScenarioOptions,
+  pids: Record<string, number | undefined>,
+): Promise<FloorResult> {
   const ns = 'bench-floor';
   await admin.create('/api/v1/namespaces', { metadata: { name: ns } });
   let n = 0;
@@ -172,13 +202,20 @@ async function verifyByListing(admin: KubeClient, expected: Expected): Promise<V
   const labels = new Map(nss.map((n) => [n.metadata.name, labelSignature(n.metadata.labels)]));
   let namespacesWrong = 0;
   for (const [ns, sig] of expected.labels) if (labels.get(ns) !== sig) namespacesWrong++;
-  const hcs = await listAll<{ metadata: { namespace: string }; status?: { children?: string[]; conditions?: unknown[] } }>(admin, '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations');
+  const hcs = await listAll<{ metadata: { namespace: string }; status?: { children?: string[]; conditions?: unknown[] } }>(
+    admin,
+    '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations',
+  );
   const hcSig = new Map(hcs.map((h) => [h.metadata.namespace, hierarchySignature(h)]));
   let hierarchiesWrong = 0;
   for (const [ns, sig] of expected.hierarchy) if ((hcSig.get(ns) ?? hierarchySignature(undefined)) !== sig) hierarchiesWrong++;
   const seen = new Map<string, string>();
   for (const kind of SOURCE_KINDS) {
-    for (const o of await listAll<{ metadata: { namespace: string; name: string; labels: Record<string, string> } }>(admin, collection(kind), { labelSelector: INHERITED_FROM })) {
+    for (const o of await listAll<{ metadata: { namespace: string; name: string; labels: Record<string, string> } }>(
+      admin,
+      collection(kind),
+      { labelSelector: INHERITED_FROM },
+    )) {
       seen.set(`${kind}/${o.metadata.namespace}/${o.metadata.name}`, o.metadata.labels[INHERITED_FROM]!);
     }
   }
@@ -193,8 +230,18 @@ async function verifyByListing(admin: KubeClient, expected: Expected): Promise<V
 /** uid -> resourceVersion of everything HNC could write. */
 async function versions(admin: KubeClient): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const paths = ['/api/v1/namespaces', '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations', HNC_CONFIG, ...SOURCE_KINDS.map((k) => collection(k)), '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', '/api/v1/namespaces/hnc-system/secrets'];
-  for (const p of paths) for (const o of await listAll<{ metadata: { uid: string; resourceVersion: string } }>(admin, p)) out.set(o.metadata.uid, o.metadata.resourceVersion);
+  const paths = [
+    '/api/v1/namespaces',
+    '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations',
+    HNC_CONFIG,
+    ...SOURCE_KINDS.map((k) => collection(k)),
+    '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
+    '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+    '/api/v1/namespaces/hnc-system/secrets',
+  ];
+  for (const p of paths)
+    for (const o of await listAll<{ metadata: { uid: string; resourceVersion: string } }>(admin, p))
+      out.set(o.metadata.uid, o.metadata.resourceVersion);
   return out;
 }
 
@@ -230,7 +277,12 @@ export interface Memory {
   baselineRssMB: number;
 }
 
-const memory = (s: ChildStats, baseline: ChildStats | undefined): Memory => ({ rssMB: mb(s.rss), heapUsedMB: mb(s.heapUsed), peakRssMB: mb(s.maxRss), baselineRssMB: mb(baseline?.rss ?? 0) });
+const memory = (s: ChildStats, baseline: ChildStats | undefined): Memory => ({
+  rssMB: mb(s.rss),
+  heapUsedMB: mb(s.heapUsed),
+  peakRssMB: mb(s.maxRss),
+  baselineRssMB: mb(baseline?.rss ?? 0),
+});
 const cpuSeconds = (s: ChildStats) => (s.cpuUser + s.cpuSystem) / 1e6;
 
 export interface WritesReport {
@@ -271,12 +323,25 @@ export interface ScenarioResult {
     verified: Verification;
     cpu: Record<string, number>;
     managerCpuSeconds: number;
-    /** HNC's event-loop delay (ms) and GC pauses during the cold start: how long anything else (a webhook request, a watch event) could wait. */
+    /** HNC's event-loop delay (ms) and GC pauses during the cold start: how long anything else (a
+     * webhook request, a watch event) could wait. */
     eventLoop: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number };
     memory: Memory;
   };
-  steadyState: { seconds: number; cpuPercentAfterColdStart: number; memory: Memory; cpuPercentAfterWarmRestart: number; memoryAfterWarmRestart: Memory };
-  warmRestart: { seconds: number; writes: WriteDelta; managerWrites: number; objectsChanged: { changed: number; created: number; deleted: number }; managerCpuSeconds: number };
+  steadyState: {
+    seconds: number;
+    cpuPercentAfterColdStart: number;
+    memory: Memory;
+    cpuPercentAfterWarmRestart: number;
+    memoryAfterWarmRestart: Memory;
+  };
+  warmRestart: {
+    seconds: number;
+    writes: WriteDelta;
+    managerWrites: number;
+    objectsChanged: { changed: number; created: number; deleted: number };
+    managerCpuSeconds: number;
+  };
   propagation: {
     descendants: number;
     create: Summary;
@@ -294,7 +359,12 @@ export interface ScenarioResult {
   /** Absent for the topologies --quick runs without the webhook phase. */
   webhooks?: {
     /** Writes of HNC's first start with webhooks and of its last (a restart with everything in place when restarts ≥ 2). */
-    restartWrites: { first: WriteDelta; last: WriteDelta; objectsChangedLast: { changed: number; created: number; deleted: number }; restarts: number };
+    restartWrites: {
+      first: WriteDelta;
+      last: WriteDelta;
+      objectsChangedLast: { changed: number; created: number; deleted: number };
+      restarts: number;
+    };
     /** Reviews straight to the webhook server: open loop at each offered rate, and closed loop (saturation). */
     direct: Array<LatencyResult & EventLoops>;
     saturation: LatencyResult & EventLoops;
@@ -315,11 +385,20 @@ function addMinimum(a: MinimumWrites, b: MinimumWrites): MinimumWrites {
   return {
     namespaces: a.namespaces + b.namespaces,
     hierarchyconfigurations: a.hierarchyconfigurations + b.hierarchyconfigurations,
-    copies: { roles: a.copies.roles + b.copies.roles, rolebindings: a.copies.rolebindings + b.copies.rolebindings, networkpolicies: a.copies.networkpolicies + b.copies.networkpolicies },
+    copies: {
+      roles: a.copies.roles + b.copies.roles,
+      rolebindings: a.copies.rolebindings + b.copies.rolebindings,
+      networkpolicies: a.copies.networkpolicies + b.copies.networkpolicies,
+    },
     total: a.total + b.total,
   };
 }
-const ZERO: MinimumWrites = { namespaces: 0, hierarchyconfigurations: 0, copies: { roles: 0, rolebindings: 0, networkpolicies: 0 }, total: 0 };
+const ZERO: MinimumWrites = {
+  namespaces: 0,
+  hierarchyconfigurations: 0,
+  copies: { roles: 0, rolebindings: 0, networkpolicies: 0 },
+  total: 0,
+};
 
 function alive(pid: number | undefined): boolean {
   if (!pid) return false;
@@ -330,7 +409,6 @@ function alive(pid: number | undefined): boolean {
     return false;
   }
 }
-
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -369,7 +447,12 @@ export class Plane {
       const identity = await cp.mintUser(MANAGER_USER, MANAGER_GROUPS);
       const asManager = await KubeClient.fromKubeconfig(identity.kubeconfigPath);
       const version = (await admin.get<{ gitVersion: string }>('/version')).gitVersion;
-      await admin.create(HNC_CONFIG, { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HNCConfiguration', metadata: { name: 'config' }, spec: { resources: [{ group: 'networking.k8s.io', resource: 'networkpolicies', mode: 'Propagate' }] } });
+      await admin.create(HNC_CONFIG, {
+        apiVersion: 'hnc.x-k8s.io/v1alpha2',
+        kind: 'HNCConfiguration',
+        metadata: { name: 'config' },
+        spec: { resources: [{ group: 'networking.k8s.io', resource: 'networkpolicies', mode: 'Propagate' }] },
+      });
       // The floor, on the empty cluster, as HNC's own identity.
       await waitQuiet(admin, 1500);
       const floor = await measureFloor(admin, asManager, opts, Plane.pidsOf(cp));
@@ -405,7 +488,10 @@ export class Plane {
 export async function runScenario(name: TopologyName, opts: ScenarioOptions, plane: Plane, shared: boolean): Promise<ScenarioResult> {
   const topology = buildTopology(name, { size: opts.size, moveSize: opts.moveSize, maxChain: opts.maxChain });
   const sources = placeSources(topology, opts.rootObjects, opts.innerObjects);
-  const shape = { ...describe(topology), sources: { root: opts.rootObjects, inner: sources.length - opts.rootObjects, innerNamespaces: topology.innerSourceNamespaces } };
+  const shape = {
+    ...describe(topology),
+    sources: { root: opts.rootObjects, inner: sources.length - opts.rootObjects, innerNamespaces: topology.innerSourceNamespaces },
+  };
   log(`${name}: ${shape.namespaces} namespaces, depth ${shape.depth}, max fan-out ${shape.maxFanOut}, ${sources.length} sources`);
   const { admin, identity, floor, cp } = plane;
   plane.topologies++;
@@ -418,7 +504,14 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     const tSetup = performance.now();
     await pool(topology.namespaces, opts.setupConcurrency, (ns) => admin.create('/api/v1/namespaces', { metadata: { name: ns } }));
     const withParent = topology.namespaces.filter((ns) => topology.parent.get(ns) !== undefined);
-    await pool(withParent, opts.setupConcurrency, (ns) => admin.create(HC(ns), { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchyConfiguration', metadata: { name: 'hierarchy', namespace: ns }, spec: { parent: topology.parent.get(ns) } }));
+    await pool(withParent, opts.setupConcurrency, (ns) =>
+      admin.create(HC(ns), {
+        apiVersion: 'hnc.x-k8s.io/v1alpha2',
+        kind: 'HierarchyConfiguration',
+        metadata: { name: 'hierarchy', namespace: ns },
+        spec: { parent: topology.parent.get(ns) },
+      }),
+    );
     await pool(sources, opts.setupConcurrency, (s) => admin.create(collection(s.kind, s.namespace), sourceBody(s.kind, s.name)));
     const setupSeconds = (performance.now() - tSetup) / 1000;
     const setupWrites = topology.namespaces.length + withParent.length + sources.length;
@@ -439,7 +532,15 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
 
     // 2. Cold start.
     const logFile = (n: string) => join(cp.stateDir, 'logs', `hnc-${name}-${n}.log`);
-    const startReq = (n: string, webhooks: boolean) => ({ kubeconfig: identity.kubeconfigPath, webhooks, webhookPort: plane.webhookPort, qps: opts.hncQps, workers: opts.hncWorkers, objectWorkers: opts.hncObjectWorkers, logFile: logFile(n) });
+    const startReq = (n: string, webhooks: boolean) => ({
+      kubeconfig: identity.kubeconfigPath,
+      webhooks,
+      webhookPort: plane.webhookPort,
+      qps: opts.hncQps,
+      workers: opts.hncWorkers,
+      objectWorkers: opts.hncObjectWorkers,
+      logFile: logFile(n),
+    });
     let profileDir: string | undefined;
     if (opts.profileDir) mkdirSync((profileDir = join(opts.profileDir, name)), { recursive: true });
     let hnc = await HncProcess.spawn({ cpuProfileDir: profileDir });
@@ -450,10 +551,14 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     const m0 = await scrape(admin);
     const cpu0 = sampleCpu(pids());
     const otherApiServers = processesNamed('kube-apiserver').filter((p) => p !== Plane.pidsOf(cp)['kube-apiserver']).length;
-    if (otherApiServers) log(`${name}: note: ${otherApiServers} other kube-apiserver process(es) on this machine are competing for its cores`);
+    if (otherApiServers)
+      log(`${name}: note: ${otherApiServers} other kube-apiserver process(es) on this machine are competing for its cores`);
     await hnc.stats(true); // event-loop delay and GC pauses from here
     const t0 = performance.now();
-    const ticker = setInterval(() => log(`${name}: cold start ${((performance.now() - t0) / 1000).toFixed(0)} s: ${JSON.stringify(tracker!.progress())}`), 15_000);
+    const ticker = setInterval(
+      () => log(`${name}: cold start ${((performance.now() - t0) / 1000).toFixed(0)} s: ${JSON.stringify(tracker!.progress())}`),
+      15_000,
+    );
     let started;
     let tConverged;
     try {
@@ -483,13 +588,18 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     const m1 = await waitQuiet(admin, opts.quietMs);
     const coldVerified = await verifyByListing(admin, expected);
     const coldWrites = writesReport(writeDelta(m0, m1), (await hnc.stats()).writesTotal, coldMinimum);
-    log(`${name}: converged in ${coldSeconds.toFixed(2)} s (${(coldSeconds / floorSeconds).toFixed(2)}x floor); ${coldWrites.apiserver.total} writes for a minimum of ${coldMinimum.total}; verified by listing: ${coldVerified.ok}`);
+    log(
+      `${name}: converged in ${coldSeconds.toFixed(2)} s (${(coldSeconds / floorSeconds).toFixed(2)}x floor); ${coldWrites.apiserver.total} writes for a minimum of ${coldMinimum.total}; verified by listing: ${coldVerified.ok}`,
+    );
     if (!coldVerified.ok) log(`${name}: listing disagrees: ${JSON.stringify(coldVerified)}`);
     const coldCpu = cpuDelta(cpu0, cpu1);
     // The next process loads its code now, so that restarts below time HNC, not node's start-up.
     const spawn = () => {
       const p = HncProcess.spawn({ cpuProfileDir: profileDir });
-      void p.then((c) => children.push(c), () => undefined);
+      void p.then(
+        (c) => children.push(c),
+        () => undefined,
+      );
       return p;
     };
     let next = spawn();
@@ -507,7 +617,8 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     steadyMemory.externalAfterGcMB = mb(gc1.external);
     if (gc1.rssFile !== undefined) steadyMemory.rssFileAfterGcMB = mb(gc1.rssFile);
     if (gc1.rssAnon !== undefined) steadyMemory.rssAnonAfterGcMB = mb(gc1.rssAnon);
-    if (profileDir) log(`${name}: heap snapshot at steady state: ${(await hnc.heapSnapshot(join(profileDir, 'steady-state.heapsnapshot'))).file}`);
+    if (profileDir)
+      log(`${name}: heap snapshot at steady state: ${(await hnc.heapSnapshot(join(profileDir, 'steady-state.heapsnapshot'))).file}`);
 
     // 4. Warm restart: everything in place; a new process must write nothing.
     const rv0 = await versions(admin);
@@ -522,8 +633,16 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     const warmSeconds = (performance.now() - tw) / 1000;
     const m3 = await waitQuiet(admin, opts.quietMs);
     const rv1 = await versions(admin);
-    const warm = { seconds: round(warmSeconds, 2), writes: writeDelta(m2, m3), managerWrites: (await hnc.stats()).writesTotal, objectsChanged: versionDiff(rv0, rv1), managerCpuSeconds: round(cpuSeconds(warmIdle), 2) };
-    log(`${name}: warm restart idle in ${warmSeconds.toFixed(2)} s; ${warm.writes.total} writes at the API server, ${warm.managerWrites} by the manager`);
+    const warm = {
+      seconds: round(warmSeconds, 2),
+      writes: writeDelta(m2, m3),
+      managerWrites: (await hnc.stats()).writesTotal,
+      objectsChanged: versionDiff(rv0, rv1),
+      managerCpuSeconds: round(cpuSeconds(warmIdle), 2),
+    };
+    log(
+      `${name}: warm restart idle in ${warmSeconds.toFixed(2)} s; ${warm.writes.total} writes at the API server, ${warm.managerWrites} by the manager`,
+    );
     const w0 = await hnc.stats();
     await sleep(opts.steadyMs);
     const w1 = await hnc.stats();
@@ -566,7 +685,9 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     const propWrites = writesReport(writeDelta(p0, p1), (await hnc.stats()).writesTotal - pw0, propMinimum, 2 * opts.trials);
     const create = summarize(creates);
     const propFloor = D / floor.writesPerSecond;
-    log(`${name}: one object to ${D} descendants: p50 ${create.p50.toFixed(0)} ms, p99 ${create.p99.toFixed(0)} ms (floor ${(propFloor * 1000).toFixed(0)} ms)`);
+    log(
+      `${name}: one object to ${D} descendants: p50 ${create.p50.toFixed(0)} ms, p99 ${create.p99.toFixed(0)} ms (floor ${(propFloor * 1000).toFixed(0)} ms)`,
+    );
 
     // 6. Move a subtree between its two parents, back and forth.
     let moveMinimum = ZERO;
@@ -604,7 +725,11 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     if (opts.webhooksFor(name)) {
       // 7. The webhooks: HNC restarted with them (the last restart is the one with everything in place), then load.
       await hnc.stop();
-      let restart = { first: undefined as WriteDelta | undefined, last: undefined as WriteDelta | undefined, changed: { changed: 0, created: 0, deleted: 0 } };
+      let restart = {
+        first: undefined as WriteDelta | undefined,
+        last: undefined as WriteDelta | undefined,
+        changed: { changed: 0, created: 0, deleted: 0 },
+      };
       for (let i = 0; i < Math.max(1, opts.webhookRestarts); i++) {
         // A webhook server keeps the API server's connections open: end the process rather than drain them.
         if (i > 0) await hnc.kill();
@@ -623,7 +748,12 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
       const ca = Buffer.from(secret.data['ca.crt']!, 'base64').toString('utf8');
       const leaves = topology.namespaces.filter((ns) => !descendants(parent, ns).length && !ns.includes('-mv-')).slice(0, 200);
       const rootRole = sources.find((s) => s.namespace === topology.root && s.kind === 'roles');
-      const targets = { root: topology.root, leaves, otherParent: topology.moveParents[1], copy: { namespace: leaves[0]!, name: rootRole?.name ?? 'bench-root-0', from: topology.root } };
+      const targets = {
+        root: topology.root,
+        leaves,
+        otherParent: topology.moveParents[1],
+        copy: { namespace: leaves[0]!, name: rootRole?.name ?? 'bench-root-0', from: topology.root },
+      };
       const labels: Record<string, Record<string, string>> = {};
       for (const ns of [...leaves, topology.root, targets.copy.namespace]) labels[ns] = tracker.labelsOf(ns);
       const direct = await LoadWorker.start({ port: plane.webhookPort, ca, targets, labels });
@@ -642,19 +772,28 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
         const ha = await serverHist();
         const r = { ...res, serverEventLoop: await serverLoop(), serverSide: hb && ha ? histogramDelta(hb, ha) : undefined };
         open.push(r);
-        log(`${name}: webhook at ${rate}/s: p50 ${r.overall.p50.toFixed(2)} ms, p99 ${r.overall.p99.toFixed(2)} ms (at most ${r.maxInFlight} in flight; event-loop delay max: HNC ${r.serverEventLoop.max.toFixed(1)} ms (longest GC ${r.serverEventLoop.gcMaxMs.toFixed(1)} ms), client ${r.clientEventLoop.max.toFixed(1)} ms; HNC's own histogram: ${r.serverSide ? (100 * r.serverSide.within5ms).toFixed(1) : '?'} % answered within 5 ms)`);
+        log(
+          `${name}: webhook at ${rate}/s: p50 ${r.overall.p50.toFixed(2)} ms, p99 ${r.overall.p99.toFixed(2)} ms (at most ${r.maxInFlight} in flight; event-loop delay max: HNC ${r.serverEventLoop.max.toFixed(1)} ms (longest GC ${r.serverEventLoop.gcMaxMs.toFixed(1)} ms), client ${r.clientEventLoop.max.toFixed(1)} ms; HNC's own histogram: ${r.serverSide ? (100 * r.serverSide.within5ms).toFixed(1) : '?'} % answered within 5 ms)`,
+        );
       }
       await serverLoop();
       const sat = await direct.run({ mode: 'closed', concurrency: opts.webhookConcurrency }, opts.webhookRequests);
       const saturation = { ...sat, serverEventLoop: await serverLoop() };
       await direct.stop();
-      log(`${name}: webhook saturation: ${saturation.perSecond.toFixed(0)} reviews/s at ${opts.webhookConcurrency} in flight (p50 ${saturation.overall.p50.toFixed(1)} ms)`);
+      log(
+        `${name}: webhook saturation: ${saturation.perSecond.toFixed(0)} reviews/s at ${opts.webhookConcurrency} in flight (p50 ${saturation.overall.p50.toFixed(1)} ms)`,
+      );
       const api = await apiserverClient(admin, targets);
       await api.warm(Math.min(100, opts.webhookRequests));
       const wh0 = await scrape(admin);
-      const viaApi = await api.run({ mode: 'open', rate: opts.apiserverRate }, Math.max(50, Math.round(opts.apiserverRate * opts.webhookSeconds)));
+      const viaApi = await api.run(
+        { mode: 'open', rate: opts.apiserverRate },
+        Math.max(50, Math.round(opts.apiserverRate * opts.webhookSeconds)),
+      );
       const wh1 = await scrape(admin);
-      log(`${name}: dry-run through the API server at ${opts.apiserverRate}/s: p50 ${viaApi.overall.p50.toFixed(1)} ms, p99 ${viaApi.overall.p99.toFixed(1)} ms`);
+      log(
+        `${name}: dry-run through the API server at ${opts.apiserverRate}/s: p50 ${viaApi.overall.p50.toFixed(1)} ms, p99 ${viaApi.overall.p99.toFixed(1)} ms`,
+      );
 
       // Propagation with the objects webhook in the path of every copy.
       const wc: number[] = [];
@@ -668,13 +807,23 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
       const wt1 = await scrape(admin);
       const calls = webhookDelta(wt0, wt1);
       webhooks = {
-        restartWrites: { first: restart.first!, last: restart.last!, objectsChangedLast: restart.changed, restarts: Math.max(1, opts.webhookRestarts) },
+        restartWrites: {
+          first: restart.first!,
+          last: restart.last!,
+          objectsChangedLast: restart.changed,
+          restarts: Math.max(1, opts.webhookRestarts),
+        },
         direct: open,
         saturation,
         apiserver: viaApi,
         apiserverHistogram: webhookDelta(wh0, wh1),
       };
-      withWebhooks = { create: summarize(wc), delete: summarize(wd), webhookCalls: Object.fromEntries(Object.entries(calls).map(([k, v]) => [k, v.calls])), copyWrites: 2 * D * opts.webhookTrials };
+      withWebhooks = {
+        create: summarize(wc),
+        delete: summarize(wd),
+        webhookCalls: Object.fromEntries(Object.entries(calls).map(([k, v]) => [k, v.calls])),
+        copyWrites: 2 * D * opts.webhookTrials,
+      };
     }
     await hnc.kill();
     await (await next).kill();
@@ -700,7 +849,13 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
         eventLoop: coldLoop,
         memory: memory(idleStats, children[0]!.baseline),
       },
-      steadyState: { seconds: opts.steadyMs / 1000, cpuPercentAfterColdStart: round(steadyCpu * 100, 2), memory: steadyMemory, cpuPercentAfterWarmRestart: round(steadyAfterWarm * 100, 2), memoryAfterWarmRestart: warmMemory },
+      steadyState: {
+        seconds: opts.steadyMs / 1000,
+        cpuPercentAfterColdStart: round(steadyCpu * 100, 2),
+        memory: steadyMemory,
+        cpuPercentAfterWarmRestart: round(steadyAfterWarm * 100, 2),
+        memoryAfterWarmRestart: warmMemory,
+      },
       warmRestart: warm,
       propagation: {
         descendants: D,
@@ -723,7 +878,10 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     await tracker?.stop().catch(() => undefined);
     for (const c of children) await c.kill().catch(() => undefined);
     // HNC's webhook configurations outlive it: remove them, so the next topology on this plane is not refused.
-    for (const kind of ['validatingwebhookconfigurations/hnc-validating-webhook-configuration', 'mutatingwebhookconfigurations/hnc-mutating-webhook-configuration']) {
+    for (const kind of [
+      'validatingwebhookconfigurations/hnc-validating-webhook-configuration',
+      'mutatingwebhookconfigurations/hnc-mutating-webhook-configuration',
+    ]) {
       await admin.delete(`/apis/admissionregistration.k8s.io/v1/${kind}`).catch(() => undefined);
     }
   }

@@ -89,7 +89,9 @@ export function buildTopology(name: TopologyName, opts: BuildOptions): Topology 
     const chain = [root];
     for (let i = 1; i < depth; i++) chain.push(add(chain[i - 1]));
     moveTarget = chain[Math.floor(chain.length / 2)]!;
-    inner = [chain[1], chain[Math.floor(chain.length / 4)], chain[Math.floor(chain.length / 2)]].filter((x): x is string => !!x && x !== root);
+    inner = [chain[1], chain[Math.floor(chain.length / 4)], chain[Math.floor(chain.length / 2)]].filter(
+      (x): x is string => !!x && x !== root,
+    );
   } else {
     // An org chart: root -> divisions -> departments -> teams -> environments, fan-outs drawn
     // unevenly (budgets split by squared random weights), depth at most 4 below the root.

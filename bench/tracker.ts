@@ -4,7 +4,15 @@
 import type { KubeClient } from '../kube/client.js';
 import { Reflector } from '../kube/watch/reflector.js';
 import type { KubeObject } from '../kube/watch/store.js';
-import { TREE_SUFFIX, INCLUDED_LABEL, hierarchySignature, labelSignature, SOURCE_KINDS, type Expected, type SourceKind } from './topology.js';
+import {
+  TREE_SUFFIX,
+  INCLUDED_LABEL,
+  hierarchySignature,
+  labelSignature,
+  SOURCE_KINDS,
+  type Expected,
+  type SourceKind,
+} from './topology.js';
 
 export const INHERITED_FROM = 'hnc.x-k8s.io/inherited-from';
 
@@ -25,7 +33,9 @@ function slim(keepLabel: (k: string) => boolean, keepStatus: boolean) {
   return (o: Slim): Slim => {
     const labels: Record<string, string> = {};
     for (const [k, v] of Object.entries(o.metadata.labels ?? {})) if (keepLabel(k)) labels[k] = v;
-    const out: Slim = { metadata: { name: o.metadata.name, namespace: o.metadata.namespace, resourceVersion: o.metadata.resourceVersion, labels } };
+    const out: Slim = {
+      metadata: { name: o.metadata.name, namespace: o.metadata.namespace, resourceVersion: o.metadata.resourceVersion, labels },
+    };
     if (keepStatus) out.status = { children: o.status?.children, conditions: o.status?.conditions };
     return out;
   };
@@ -55,12 +65,34 @@ export class Tracker {
   constructor(client: KubeClient) {
     const reflector = (name: string, path: string, transform: (o: Slim) => Slim, labelSelector?: string) =>
       new Reflector<Slim>({ client, path, name, transform, labelSelector, freeze: false, pageSize: 2000, logger: silent });
-    this.namespaces = reflector('namespaces', '/api/v1/namespaces', slim((k) => k.endsWith(TREE_SUFFIX) || k === INCLUDED_LABEL, false));
-    this.hierarchies = reflector('hierarchyconfigurations', '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations', slim(() => false, true));
-    this.copies = SOURCE_KINDS.map((kind) => reflector(kind, collection(kind), slim((k) => k === INHERITED_FROM, false), INHERITED_FROM));
+    this.namespaces = reflector(
+      'namespaces',
+      '/api/v1/namespaces',
+      slim((k) => k.endsWith(TREE_SUFFIX) || k === INCLUDED_LABEL, false),
+    );
+    this.hierarchies = reflector(
+      'hierarchyconfigurations',
+      '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations',
+      slim(() => false, true),
+    );
+    this.copies = SOURCE_KINDS.map((kind) =>
+      reflector(
+        kind,
+        collection(kind),
+        slim((k) => k === INHERITED_FROM, false),
+        INHERITED_FROM,
+      ),
+    );
     this.namespaces.addHandler((type, obj) => this.onNamespace(obj.metadata.name, type === 'DELETED' ? undefined : obj));
     this.hierarchies.addHandler((type, obj) => this.onHierarchy(obj.metadata.namespace!, type === 'DELETED' ? undefined : obj));
-    this.copies.forEach((r, i) => r.addHandler((type, obj) => this.onCopy(`${SOURCE_KINDS[i]}/${obj.metadata.namespace}/${obj.metadata.name}`, type === 'DELETED' ? undefined : obj.metadata.labels?.[INHERITED_FROM])));
+    this.copies.forEach((r, i) =>
+      r.addHandler((type, obj) =>
+        this.onCopy(
+          `${SOURCE_KINDS[i]}/${obj.metadata.namespace}/${obj.metadata.name}`,
+          type === 'DELETED' ? undefined : obj.metadata.labels?.[INHERITED_FROM],
+        ),
+      ),
+    );
   }
 
   async start(): Promise<void> {
@@ -123,8 +155,16 @@ export class Tracker {
   /** The namespaces whose labels or HierarchyConfiguration do not match yet (for error reports). */
   mismatches(limit = 5): string[] {
     const out: string[] = [];
-    for (const ns of this.expected.labels.keys()) if (!this.nsOk.has(ns) && out.length < limit) out.push(`labels of ${ns}: want ${this.expected.labels.get(ns)}, have ${labelSignature(this.namespaces.store.get(ns)?.metadata.labels)}`);
-    for (const ns of this.expected.hierarchy.keys()) if (!this.hcOk.has(ns) && out.length < limit * 2) out.push(`hierarchy of ${ns}: want ${this.expected.hierarchy.get(ns)}, have ${hierarchySignature(this.hierarchies.store.get(`${ns}/hierarchy`))}`);
+    for (const ns of this.expected.labels.keys())
+      if (!this.nsOk.has(ns) && out.length < limit)
+        out.push(
+          `labels of ${ns}: want ${this.expected.labels.get(ns)}, have ${labelSignature(this.namespaces.store.get(ns)?.metadata.labels)}`,
+        );
+    for (const ns of this.expected.hierarchy.keys())
+      if (!this.hcOk.has(ns) && out.length < limit * 2)
+        out.push(
+          `hierarchy of ${ns}: want ${this.expected.hierarchy.get(ns)}, have ${hierarchySignature(this.hierarchies.store.get(`${ns}/hierarchy`))}`,
+        );
     return out;
   }
 

@@ -91,7 +91,9 @@ export function cpuDelta(a: CpuSample, b: CpuSample): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(b)) if (v !== undefined && a[k] !== undefined) out[k] = round(v - a[k]!, 2);
   if (out.machine !== undefined) {
-    const ours = Object.entries(out).filter(([k]) => k !== 'machine').reduce((x, [, v]) => x + v, 0);
+    const ours = Object.entries(out)
+      .filter(([k]) => k !== 'machine')
+      .reduce((x, [, v]) => x + v, 0);
     out.others = round(Math.max(0, out.machine - ours), 2);
   }
   return out;

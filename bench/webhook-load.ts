@@ -65,7 +65,11 @@ async function drive(load: Load, count: number, send: (i: number) => Promise<Sam
   };
   const t0 = performance.now();
   if (load.mode === 'closed') {
-    await pool(Array.from({ length: count }, (_, i) => i), load.concurrency, one);
+    await pool(
+      Array.from({ length: count }, (_, i) => i),
+      load.concurrency,
+      one,
+    );
   } else {
     const rnd = prng(7);
     const pending: Promise<void>[] = [];
@@ -82,8 +86,22 @@ async function drive(load: Load, count: number, send: (i: number) => Promise<Sam
   const byName = new Map<string, Sample[]>();
   for (const s of samples) byName.set(s.name, [...(byName.get(s.name) ?? []), s]);
   const byRequest: LatencyResult['byRequest'] = {};
-  for (const [name, list] of byName) byRequest[name] = { ...summarize(list.map((s) => s.ms)), denied: list.filter((s) => s.denied).length, errors: list.filter((s) => s.error).length };
-  return { mode: load.mode, requests: samples.length, offered: load.mode === 'open' ? load.rate : load.concurrency, seconds, perSecond: samples.length / seconds, maxInFlight, overall: summarize(samples.map((s) => s.ms)), byRequest };
+  for (const [name, list] of byName)
+    byRequest[name] = {
+      ...summarize(list.map((s) => s.ms)),
+      denied: list.filter((s) => s.denied).length,
+      errors: list.filter((s) => s.error).length,
+    };
+  return {
+    mode: load.mode,
+    requests: samples.length,
+    offered: load.mode === 'open' ? load.rate : load.concurrency,
+    seconds,
+    perSecond: samples.length / seconds,
+    maxInFlight,
+    overall: summarize(samples.map((s) => s.ms)),
+    byRequest,
+  };
 }
 
 const USER = { username: 'bench-user', groups: ['system:authenticated'] };
@@ -93,7 +111,15 @@ const gvr = (group: string, version: string, resource: string) => ({ group, vers
 type Review = { path: string; name: string; body: string };
 
 function review(path: string, name: string, request: Record<string, unknown>): Review {
-  return { path, name, body: JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: randomUUID(), userInfo: USER, ...request } }) };
+  return {
+    path,
+    name,
+    body: JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: { uid: randomUUID(), userInfo: USER, ...request },
+    }),
+  };
 }
 
 function namespaceObject(name: string, labels: Record<string, string>) {
@@ -109,7 +135,12 @@ function reviews(t: LoadTargets, i: number, labelsOf: (ns: string) => Record<str
   const hcGvr = gvr('hnc.x-k8s.io', 'v1alpha2', 'hierarchyconfigurations');
   const roleGvk = gvk('rbac.authorization.k8s.io', 'v1', 'Role');
   const roleGvr = gvr('rbac.authorization.k8s.io', 'v1', 'roles');
-  const hc = (ns: string, parent: string) => ({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchyConfiguration', metadata: { name: 'hierarchy', namespace: ns }, spec: { parent } });
+  const hc = (ns: string, parent: string) => ({
+    apiVersion: 'hnc.x-k8s.io/v1alpha2',
+    kind: 'HierarchyConfiguration',
+    metadata: { name: 'hierarchy', namespace: ns },
+    spec: { parent },
+  });
   const role = (ns: string, name: string, extra: Record<string, string> = {}) => ({
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'Role',
@@ -119,33 +150,84 @@ function reviews(t: LoadTargets, i: number, labelsOf: (ns: string) => Record<str
   const labels = labelsOf(leaf);
   switch (i % 7) {
     case 0:
-      return review(PATHS.mutateNamespace, 'namespace CREATE (mutator)', { kind: nsGvk, resource: nsGvr, name: `bench-new-${i}`, operation: 'CREATE', object: namespaceObject(`bench-new-${i}`, {}) });
+      return review(PATHS.mutateNamespace, 'namespace CREATE (mutator)', {
+        kind: nsGvk,
+        resource: nsGvr,
+        name: `bench-new-${i}`,
+        operation: 'CREATE',
+        object: namespaceObject(`bench-new-${i}`, {}),
+      });
     case 1:
-      return review(PATHS.namespaces, 'namespace UPDATE', { kind: nsGvk, resource: nsGvr, name: leaf, operation: 'UPDATE', object: namespaceObject(leaf, { ...labels, team: 'x' }), oldObject: namespaceObject(leaf, labels) });
+      return review(PATHS.namespaces, 'namespace UPDATE', {
+        kind: nsGvk,
+        resource: nsGvr,
+        name: leaf,
+        operation: 'UPDATE',
+        object: namespaceObject(leaf, { ...labels, team: 'x' }),
+        oldObject: namespaceObject(leaf, labels),
+      });
     case 2:
-      return review(PATHS.namespaces, 'namespace DELETE', { kind: nsGvk, resource: nsGvr, name: leaf, operation: 'DELETE', oldObject: namespaceObject(leaf, labels) });
+      return review(PATHS.namespaces, 'namespace DELETE', {
+        kind: nsGvk,
+        resource: nsGvr,
+        name: leaf,
+        operation: 'DELETE',
+        oldObject: namespaceObject(leaf, labels),
+      });
     case 3: {
       const parent = labelsParent(labels, leaf) ?? t.root;
-      return review(PATHS.hierarchy, 'hierarchy UPDATE, same parent', { kind: hcGvk, resource: hcGvr, namespace: leaf, name: 'hierarchy', operation: 'UPDATE', object: hc(leaf, parent), oldObject: hc(leaf, parent) });
+      return review(PATHS.hierarchy, 'hierarchy UPDATE, same parent', {
+        kind: hcGvk,
+        resource: hcGvr,
+        namespace: leaf,
+        name: 'hierarchy',
+        operation: 'UPDATE',
+        object: hc(leaf, parent),
+        oldObject: hc(leaf, parent),
+      });
     }
     case 4: {
       const parent = labelsParent(labels, leaf) ?? t.root;
-      return review(PATHS.hierarchy, 'hierarchy UPDATE, new parent (SubjectAccessReviews)', { kind: hcGvk, resource: hcGvr, namespace: leaf, name: 'hierarchy', operation: 'UPDATE', object: hc(leaf, t.otherParent), oldObject: hc(leaf, parent) });
+      return review(PATHS.hierarchy, 'hierarchy UPDATE, new parent (SubjectAccessReviews)', {
+        kind: hcGvk,
+        resource: hcGvr,
+        namespace: leaf,
+        name: 'hierarchy',
+        operation: 'UPDATE',
+        object: hc(leaf, t.otherParent),
+        oldObject: hc(leaf, parent),
+      });
     }
     case 5:
-      return review(PATHS.objects, 'object CREATE (source)', { kind: roleGvk, resource: roleGvr, namespace: leaf, name: `bench-obj-${i}`, operation: 'CREATE', object: role(leaf, `bench-obj-${i}`) });
+      return review(PATHS.objects, 'object CREATE (source)', {
+        kind: roleGvk,
+        resource: roleGvr,
+        namespace: leaf,
+        name: `bench-obj-${i}`,
+        operation: 'CREATE',
+        object: role(leaf, `bench-obj-${i}`),
+      });
     default: {
       const c = t.copy;
       const old = role(c.namespace, c.name, { [INHERITED_FROM]: c.from });
       const changed = { ...old, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }] };
-      return review(PATHS.objects, 'object UPDATE of a copy (denied)', { kind: roleGvk, resource: roleGvr, namespace: c.namespace, name: c.name, operation: 'UPDATE', object: changed, oldObject: old });
+      return review(PATHS.objects, 'object UPDATE of a copy (denied)', {
+        kind: roleGvk,
+        resource: roleGvr,
+        namespace: c.namespace,
+        name: c.name,
+        operation: 'UPDATE',
+        object: changed,
+        oldObject: old,
+      });
     }
   }
 }
 
 /** The parent a namespace's tree labels imply (the ancestor at depth 1). */
 function labelsParent(labels: Record<string, string>, _ns: string): string | undefined {
-  for (const [k, v] of Object.entries(labels)) if (v === '1' && k.endsWith('.tree.hnc.x-k8s.io/depth')) return k.slice(0, -'.tree.hnc.x-k8s.io/depth'.length);
+  for (const [k, v] of Object.entries(labels))
+    if (v === '1' && k.endsWith('.tree.hnc.x-k8s.io/depth')) return k.slice(0, -'.tree.hnc.x-k8s.io/depth'.length);
   return undefined;
 }
 
@@ -154,19 +236,29 @@ export function directClient(port: number, caPem: string, targets: LoadTargets, 
   const agent = new https.Agent({ keepAlive: true, maxSockets: 256, ca: caPem });
   const post = (r: Review) =>
     new Promise<{ allowed: boolean; status: number }>((resolve, reject) => {
-      const req = https.request({ host: '127.0.0.1', port, path: r.path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(r.body) } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          try {
-            const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { response?: { allowed?: boolean } };
-            resolve({ allowed: body.response?.allowed === true, status: res.statusCode ?? 0 });
-          } catch {
-            resolve({ allowed: false, status: res.statusCode ?? 0 });
-          }
-        });
-        res.on('error', reject);
-      });
+      const req = https.request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: r.path,
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(r.body) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            try {
+              const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { response?: { allowed?: boolean } };
+              resolve({ allowed: body.response?.allowed === true, status: res.statusCode ?? 0 });
+            } catch {
+              resolve({ allowed: false, status: res.statusCode ?? 0 });
+            }
+          });
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(r.body);
     });
@@ -191,12 +283,21 @@ export function directClient(port: number, caPem: string, targets: LoadTargets, 
 /** Dry-run requests through the API server: each passes HNC's webhooks and writes nothing. */
 export async function apiserverClient(client: KubeClient, targets: LoadTargets) {
   const hcs = new Map<string, unknown>();
-  for (const leaf of targets.leaves.slice(0, 50)) hcs.set(leaf, await client.get(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${leaf}/hierarchyconfigurations/hierarchy`));
+  for (const leaf of targets.leaves.slice(0, 50))
+    hcs.set(leaf, await client.get(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${leaf}/hierarchyconfigurations/hierarchy`));
   const leaves = [...hcs.keys()];
   const dry = { dryRun: 'All' };
   const kinds: Array<{ name: string; run: (i: number) => Promise<unknown> }> = [
     { name: 'namespace CREATE (dry run)', run: (i) => client.create('/api/v1/namespaces', { metadata: { name: `bench-dry-${i}` } }, dry) },
-    { name: 'namespace PATCH labels (dry run)', run: (i) => client.request('PATCH', `/api/v1/namespaces/${leaves[i % leaves.length]}`, { body: { metadata: { labels: { team: `t${i % 5}` } } }, contentType: 'application/merge-patch+json', query: dry }) },
+    {
+      name: 'namespace PATCH labels (dry run)',
+      run: (i) =>
+        client.request('PATCH', `/api/v1/namespaces/${leaves[i % leaves.length]}`, {
+          body: { metadata: { labels: { team: `t${i % 5}` } } },
+          contentType: 'application/merge-patch+json',
+          query: dry,
+        }),
+    },
     {
       name: 'hierarchy PUT, new parent (dry run)',
       run: (i) => {
@@ -208,7 +309,12 @@ export async function apiserverClient(client: KubeClient, targets: LoadTargets) 
     },
     {
       name: 'Role CREATE (dry run)',
-      run: (i) => client.create(collection('roles', leaves[i % leaves.length]), { metadata: { name: `bench-dry-${i}` }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }, dry),
+      run: (i) =>
+        client.create(
+          collection('roles', leaves[i % leaves.length]),
+          { metadata: { name: `bench-dry-${i}` }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] },
+          dry,
+        ),
     },
   ];
   const send = async (i: number): Promise<Sample> => {

@@ -3,8 +3,19 @@ import { FlagError, parseManagerFlags, withoutIgnoredHncFlags } from './flags.js
 
 describe('manager flags', () => {
   it("accepts HNC's shipped manifest args, ignoring those hnc-ts does not need", () => {
-    const argv = ['--enable-internal-cert-management', '--cert-restart-on-secret-refresh', '--enable-stackdriver=false', '--excluded-namespace=kube-system', '--hrq-sync-interval', '1m', '--max-reconciles=10'];
-    expect(withoutIgnoredHncFlags(argv)).toEqual({ args: ['--excluded-namespace=kube-system', '--max-reconciles=10'], ignored: ['enable-internal-cert-management', 'cert-restart-on-secret-refresh', 'enable-stackdriver', 'hrq-sync-interval'] });
+    const argv = [
+      '--enable-internal-cert-management',
+      '--cert-restart-on-secret-refresh',
+      '--enable-stackdriver=false',
+      '--excluded-namespace=kube-system',
+      '--hrq-sync-interval',
+      '1m',
+      '--max-reconciles=10',
+    ];
+    expect(withoutIgnoredHncFlags(argv)).toEqual({
+      args: ['--excluded-namespace=kube-system', '--max-reconciles=10'],
+      ignored: ['enable-internal-cert-management', 'cert-restart-on-secret-refresh', 'enable-stackdriver', 'hrq-sync-interval'],
+    });
     const flags = parseManagerFlags(argv);
     expect(flags.workers).toBe(10);
     expect(flags.objectWorkers).toBe(32);
@@ -15,10 +26,14 @@ describe('manager flags', () => {
   it('parses no-propagation labels and refuses malformed ones', () => {
     expect(parseManagerFlags(['--nopropagation-label', 'a=b']).propagation.noPropagationLabels).toEqual([{ key: 'a', value: 'b' }]);
     expect(() => parseManagerFlags(['--nopropagation-label', '=b'])).toThrow(FlagError);
-    expect(() => parseManagerFlags(['--nopropagation-label', 'a=b=c'])).toThrow('--nopropagation-label must be KEY=VALUE with a non-empty key, not "a=b=c"');
+    expect(() => parseManagerFlags(['--nopropagation-label', 'a=b=c'])).toThrow(
+      '--nopropagation-label must be KEY=VALUE with a non-empty key, not "a=b=c"',
+    );
   });
 
   it('refuses a non-numeric --max-reconciles', () => {
-    expect(() => parseManagerFlags(['--max-reconciles', 'many'])).toThrow('--max-reconciles must be a whole number of at least 1, not "many"');
+    expect(() => parseManagerFlags(['--max-reconciles', 'many'])).toThrow(
+      '--max-reconciles must be a whole number of at least 1, not "many"',
+    );
   });
 });

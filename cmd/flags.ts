@@ -96,7 +96,8 @@ function noPropagationLabels(values: string[] | undefined): Array<{ key: string;
   if (!values) return [{ ...DEFAULT_NOPROPAGATION_LABEL }];
   return values.map((v) => {
     const parts = v.split('=');
-    if (parts.length !== 2 || !parts[0]) throw new FlagError(`--nopropagation-label must be KEY=VALUE with a non-empty key, not ${JSON.stringify(v)}`);
+    if (parts.length !== 2 || !parts[0])
+      throw new FlagError(`--nopropagation-label must be KEY=VALUE with a non-empty key, not ${JSON.stringify(v)}`);
     return { key: parts[0], value: parts[1]! };
   });
 }
@@ -140,7 +141,16 @@ export function managerFlagsFrom(values: Values): ManagerFlags {
  * HNC manager flags hnc-ts accepts and ignores, so HNC's manifests start it unchanged: booleans
  * (also as `--flag=false`) and flags with a value (`--flag V` or `--flag=V`).
  */
-const IGNORED_HNC_BOOLEANS = ['enable-internal-cert-management', 'cert-restart-on-secret-refresh', 'enable-stackdriver', 'suppress-object-tags', 'debug-logs', 'enable-test-log', 'enable-hrq', 'webhooks-only'];
+const IGNORED_HNC_BOOLEANS = [
+  'enable-internal-cert-management',
+  'cert-restart-on-secret-refresh',
+  'enable-stackdriver',
+  'suppress-object-tags',
+  'debug-logs',
+  'enable-test-log',
+  'enable-hrq',
+  'webhooks-only',
+];
 const IGNORED_HNC_VALUES = ['hrq-sync-interval', 'apiextension-addr'];
 
 /** Removes the HNC flags hnc-ts ignores; returns the rest and the names it removed. */

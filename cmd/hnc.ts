@@ -52,12 +52,25 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
     conditions: () => {
       const counts = new Map<string, number>();
       const h = cache.hierarchy;
-      for (const ns of h.namespaceNames()) if (h.isManaged(ns)) for (const c of namespaceConditions(h, ns)) counts.set(`${c.type}/${c.reason}`, (counts.get(`${c.type}/${c.reason}`) ?? 0) + 1);
+      for (const ns of h.namespaceNames())
+        if (h.isManaged(ns))
+          for (const c of namespaceConditions(h, ns)) counts.set(`${c.type}/${c.reason}`, (counts.get(`${c.type}/${c.reason}`) ?? 0) + 1);
       return [...counts].map(([k, count]) => ({ type: k.split('/')[0]!, reason: k.split('/')[1]!, count }));
     },
   });
   let leading = !opts.leaderElection;
-  const m = new Manager({ client: opts.client, policy: opts.policy, logger: opts.logger, cache, workers: opts.workers, objectWorkers: opts.objectWorkers, qps: opts.qps, propagation: opts.propagation, isLeader: () => leading, metrics });
+  const m = new Manager({
+    client: opts.client,
+    policy: opts.policy,
+    logger: opts.logger,
+    cache,
+    workers: opts.workers,
+    objectWorkers: opts.objectWorkers,
+    qps: opts.qps,
+    propagation: opts.propagation,
+    isLeader: () => leading,
+    metrics,
+  });
   manager = m;
   let webhooks: Webhooks | undefined;
   if (opts.webhooks) {
@@ -76,7 +89,12 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
     // Serving before the caches sync: the server answers "starting up" (503) until then.
     await webhooks.start();
     const wh = webhooks;
-    m.config.onTypes((types) => void wh.setPropagatedTypes(types).catch((err: unknown) => opts.logger.error({ err: (err as Error).message }, 'could not update the objects webhook rules')));
+    m.config.onTypes(
+      (types) =>
+        void wh
+          .setPropagatedTypes(types)
+          .catch((err: unknown) => opts.logger.error({ err: (err as Error).message }, 'could not update the objects webhook rules')),
+    );
   }
   const health = await serveProbes(opts.healthAddress ?? '', { ready: () => cache.synced });
   const metricsServer = await serveProbes(opts.metricsAddress ?? '', { registry: metrics.registry });

@@ -20,7 +20,12 @@ async function main(): Promise<void> {
   const { args, ignored } = withoutIgnoredHncFlags(process.argv.slice(2));
   const { values: flags, tokens } = parseArgs({
     args,
-    options: { kubeconfig: { type: 'string' }, context: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false }, ...managerFlagOptions },
+    options: {
+      kubeconfig: { type: 'string' },
+      context: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+      ...managerFlagOptions,
+    },
     strict: true,
     tokens: true,
   });

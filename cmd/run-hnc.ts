@@ -38,7 +38,8 @@ export function startHncFromFlags(client: KubeClient, manager: ManagerFlags, log
       ? {
           port: local && !given.has('webhook-server-port') ? 0 : manager.webhookPort,
           host: local ? '127.0.0.1' : undefined,
-          endpoint: (port) => (local ? { url: `https://127.0.0.1:${port}` } : { service: { namespace: manager.namespace, name: 'hnc-webhook-service' } }),
+          endpoint: (port) =>
+            local ? { url: `https://127.0.0.1:${port}` } : { service: { namespace: manager.namespace, name: 'hnc-webhook-service' } },
           certDir: manager.certDir,
         }
       : false,
@@ -66,7 +67,10 @@ export async function checkCrds(client: KubeClient): Promise<void> {
       else throw err;
     }
   }
-  if (missing.length) throw new StartupError(`the cluster lacks the HNC CRDs ${missing.join(', ')}: run again with --install-crds, or kubectl apply -k crds/`);
+  if (missing.length)
+    throw new StartupError(
+      `the cluster lacks the HNC CRDs ${missing.join(', ')}: run again with --install-crds, or kubectl apply -k crds/`,
+    );
 }
 
 /**
@@ -104,7 +108,8 @@ const KNOWN_ERRORS = [StartupError, ApiError, FlagError, PolicyError];
 
 /** One line for an error a user can act on; a stack only for a bug. */
 export function describeStartupError(err: unknown): string {
-  const known = KNOWN_ERRORS.some((k) => err instanceof k) || ((err as { code?: string } | undefined)?.code ?? '').startsWith('ERR_PARSE_ARGS');
+  const known =
+    KNOWN_ERRORS.some((k) => err instanceof k) || ((err as { code?: string } | undefined)?.code ?? '').startsWith('ERR_PARSE_ARGS');
   const net = (err as { code?: string } | undefined)?.code;
   if (!known && net && ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'ENOENT', 'EACCES'].includes(net)) {
     return `hnc: ${(err as Error).message}`;

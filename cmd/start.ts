@@ -1,4 +1,5 @@
-// `npm start`: the developer launcher and the main job of a trial (the image runs cmd/manager.ts). With no cluster given, it starts the local control plane, installs
+// `npm start`: the developer launcher and the main job of a trial (the image runs cmd/manager.ts).
+// With no cluster given, it starts the local control plane, installs
 // the CRDs and HNC's RBAC, runs HNC there (controller and webhooks, as its own service account)
 // and prints the KUBECONFIG to use. Given --kubeconfig, KUBECONFIG or an in-cluster service
 // account, it runs HNC against that cluster and starts nothing.
@@ -75,7 +76,12 @@ async function main(): Promise<void> {
     const given = new Set(tokens.filter((t) => t.kind === 'option').map((t) => t.name));
     hnc = await startHncFromFlags(client, manager, logger, { local: !!cp, given });
   }
-  const ports = hnc ? [hnc.probePorts.health && `probes on :${hnc.probePorts.health}`, hnc.probePorts.metrics && `metrics on :${hnc.probePorts.metrics}`].filter(Boolean) : [];
+  const ports = hnc
+    ? [
+        hnc.probePorts.health && `probes on :${hnc.probePorts.health}`,
+        hnc.probePorts.metrics && `metrics on :${hnc.probePorts.metrics}`,
+      ].filter(Boolean)
+    : [];
   process.stderr.write(`${hnc ? 'HNC is running' : 'running'}${ports.length ? ` (${ports.join(', ')})` : ''}; Ctrl-C stops\n`);
   runUntilSignal(async () => {
     await hnc?.stop();

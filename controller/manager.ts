@@ -37,7 +37,6 @@ export interface ManagerOptions {
   metrics?: Metrics;
 }
 
-
 export class Manager {
   readonly cache: HierarchyCache;
   readonly writer: Writer;
@@ -53,7 +52,10 @@ export class Manager {
     this.log = opts.logger ?? createLogger({ name: 'hnc-manager' });
     this.ownsCache = !opts.cache;
     this.cache = opts.cache ?? new HierarchyCache(opts.client, opts.policy ?? new HierarchyPolicy(), this.log);
-    this.writer = new Writer(opts.client, { qps: opts.qps, onWrite: opts.metrics ? (verb, _path, ok) => opts.metrics!.apiWrites.inc({ verb, result: ok ? 'success' : 'error' }) : undefined });
+    this.writer = new Writer(opts.client, {
+      qps: opts.qps,
+      onWrite: opts.metrics ? (verb, _path, ok) => opts.metrics!.apiWrites.inc({ verb, result: ok ? 'success' : 'error' }) : undefined,
+    });
     const backoff = { initialMs: 50, maxMs: 30_000 };
     this.queues = {
       namespaces: new WorkQueue({ name: 'namespaces', itemBackoff: backoff, metrics: queueMetrics(opts.metrics, 'hierarchy') }),
@@ -85,7 +87,14 @@ export class Manager {
     if (this.ownsCache) await this.cache.start();
     else await this.cache.whenSynced;
     const workers = this.opts.workers ?? 10;
-    const hierarchy = new HierarchyReconciler(this.hierarchy, this.cache.namespaces.store, this.cache.hierarchies.store, this.writer, this.log.child({ reconciler: 'hierarchy' }), this.events);
+    const hierarchy = new HierarchyReconciler(
+      this.hierarchy,
+      this.cache.namespaces.store,
+      this.cache.hierarchies.store,
+      this.writer,
+      this.log.child({ reconciler: 'hierarchy' }),
+      this.events,
+    );
     const anchors = new AnchorReconciler(this.hierarchy, this.cache.anchors.store, this.writer, this.log.child({ reconciler: 'anchor' }));
     this.queues.namespaces.run((key) => this.guard('hierarchy', key, () => hierarchy.reconcile(key)), workers);
     this.queues.anchors.run((key) => this.guard('anchor', key, () => anchors.reconcile(key)), workers);
@@ -118,7 +127,7 @@ export class Manager {
         return s.depth + s.processing + s.delayed > 0;
       });
     // Two quiet looks in a row: a watch event of our own last write may still be in flight.
-    for (let quiet = 0; quiet < 2; ) {
+    for (let quiet = 0; quiet < 2;) {
       if (Date.now() > deadline) throw new Error('the manager did not become idle in time');
       await new Promise((r) => setTimeout(r, 50));
       quiet = busy() ? 0 : quiet + 1;

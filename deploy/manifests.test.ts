@@ -29,7 +29,12 @@ interface Container {
   livenessProbe?: Probe;
   startupProbe?: Probe;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; runAsNonRoot?: boolean; capabilities?: { drop?: string[]; add?: string[] } };
+  securityContext?: {
+    allowPrivilegeEscalation?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    runAsNonRoot?: boolean;
+    capabilities?: { drop?: string[]; add?: string[] };
+  };
   volumeMounts?: Array<{ name: string; mountPath: string }>;
 }
 interface PodSpec {
@@ -40,7 +45,11 @@ interface PodSpec {
   topologySpreadConstraints?: unknown[];
 }
 interface Deployment extends RenderedObject {
-  spec: { replicas: number; selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } };
+  spec: {
+    replicas: number;
+    selector: { matchLabels: Record<string, string> };
+    template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+  };
 }
 interface Service extends RenderedObject {
   spec: { selector: Record<string, string>; ports: Array<{ name: string; port: number; targetPort: string | number }> };
@@ -53,12 +62,14 @@ const find = <T extends RenderedObject>(kind: string, name: string) => {
   if (!o) throw new Error(`install.yaml has no ${kind} ${name}`);
   return o as T;
 };
-const id = (o: { kind: string; metadata: { name: string; namespace?: string } }) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+const id = (o: { kind: string; metadata: { name: string; namespace?: string } }) =>
+  `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 const deployment = find<Deployment>('Deployment', 'hnc-controller-manager');
 const pod = deployment.spec.template.spec;
 const manager = pod.containers.find((c) => c.name === 'manager')!;
 const portNamed = (name: string | number) => (typeof name === 'number' ? name : manager.ports?.find((p) => p.name === name)?.containerPort);
-const selects = (selector: Record<string, string>) => Object.entries(selector).every(([k, v]) => deployment.spec.template.metadata.labels[k] === v);
+const selects = (selector: Record<string, string>) =>
+  Object.entries(selector).every(([k, v]) => deployment.spec.template.metadata.labels[k] === v);
 const mebibytes = (q: string) => {
   const m = /^(\d+)(Mi|Gi)$/.exec(q);
   if (!m) throw new Error(`unexpected quantity ${q}`);
@@ -102,7 +113,7 @@ describe('the manager Deployment', () => {
     expect(selects(deployment.spec.selector.matchLabels)).toBe(true);
   });
 
-  it("passes only flags the manager accepts, with leader election on", () => {
+  it('passes only flags the manager accepts, with leader election on', () => {
     const flags = parseManagerFlags(manager.args ?? []);
     expect(flags.leaderElection).toBe(true);
     expect(flags.webhooks).toBe(true);
@@ -122,13 +133,18 @@ describe('the manager Deployment', () => {
     expect(pod.securityContext?.runAsNonRoot).toBe(true);
     expect(pod.securityContext?.runAsUser).toBeGreaterThan(0);
     expect(pod.securityContext?.seccompProfile?.type).toBe('RuntimeDefault');
-    expect(manager.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+    expect(manager.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ['ALL'] },
+    });
     expect(manager.securityContext?.capabilities?.add ?? []).toEqual([]);
     const nsObj = find('Namespace', NS);
     expect(nsObj.metadata.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
   });
 
-  it("has resources, and a Node heap below the memory limit", () => {
+  it('has resources, and a Node heap below the memory limit', () => {
     expect(manager.resources?.requests?.cpu).toBeTruthy();
     expect(manager.resources?.requests?.memory).toBeTruthy();
     const limit = mebibytes(manager.resources!.limits!.memory!);
@@ -143,7 +159,7 @@ describe('the manager Deployment', () => {
 });
 
 describe('Services and the PodDisruptionBudget', () => {
-  it("routes hnc-webhook-service:443 to the webhook port (the Service the manager registers)", () => {
+  it('routes hnc-webhook-service:443 to the webhook port (the Service the manager registers)', () => {
     const svc = find<Service>('Service', 'hnc-webhook-service');
     expect(svc.metadata.namespace).toBe(NS);
     expect(selects(svc.spec.selector)).toBe(true);
@@ -161,7 +177,10 @@ describe('Services and the PodDisruptionBudget', () => {
   });
 
   it('keeps at least one replica through voluntary disruptions', () => {
-    const pdb = find<RenderedObject & { spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } } }>('PodDisruptionBudget', 'hnc-controller-manager');
+    const pdb = find<RenderedObject & { spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } } }>(
+      'PodDisruptionBudget',
+      'hnc-controller-manager',
+    );
     expect(pdb.spec.minAvailable).toBe(1);
     expect(pdb.spec.minAvailable).toBeLessThan(deployment.spec.replicas);
     expect(selects(pdb.spec.selector.matchLabels)).toBe(true);
@@ -196,7 +215,11 @@ describe('the Dockerfile', () => {
     visit((build.config as { files: string[] }).files[0]!);
     expect(compiled).toContain('cmd/manager.ts');
     expect(compiled).toContain('controller/manager.ts');
-    expect([...compiled].filter((f) => /^(local-cluster|test|bench|scripts|kubectl-plugin)\//.test(f) || f === 'cmd/start.ts' || f.endsWith('.test.ts'))).toEqual([]);
+    expect(
+      [...compiled].filter(
+        (f) => /^(local-cluster|test|bench|scripts|kubectl-plugin)\//.test(f) || f === 'cmd/start.ts' || f.endsWith('.test.ts'),
+      ),
+    ).toEqual([]);
   });
 
   it('runs node with the flags the benchmark measured (bench/node-flags.ts reads them from here)', () => {

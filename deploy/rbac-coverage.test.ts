@@ -47,14 +47,43 @@ const PROPAGATION = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delet
 const WEBHOOK_CONFIGURATIONS = ['hnc-validating-webhook-configuration', 'hnc-mutating-webhook-configuration'];
 
 const NEEDS: Need[] = [
-  { group: '', resource: 'namespaces', verbs: CRUD, clusterScoped: true, why: 'the forest: watches every namespace, labels managed ones, creates and deletes subnamespaces' },
-  { group: GROUP, resource: 'hierarchyconfigurations', verbs: CRUD, why: 'watched for the forest; created, updated (status, children) and deleted by the hierarchy reconciler' },
+  {
+    group: '',
+    resource: 'namespaces',
+    verbs: CRUD,
+    clusterScoped: true,
+    why: 'the forest: watches every namespace, labels managed ones, creates and deletes subnamespaces',
+  },
+  {
+    group: GROUP,
+    resource: 'hierarchyconfigurations',
+    verbs: CRUD,
+    why: 'watched for the forest; created, updated (status, children) and deleted by the hierarchy reconciler',
+  },
   { group: GROUP, resource: 'subnamespaceanchors', verbs: CRUD, why: 'watched; status and finalizers written by the anchor reconciler' },
-  { group: GROUP, resource: 'hncconfigurations', verbs: CRUD, clusterScoped: true, why: 'the singleton `config`: watched, created when missing, status written' },
+  {
+    group: GROUP,
+    resource: 'hncconfigurations',
+    verbs: CRUD,
+    clusterScoped: true,
+    why: 'the singleton `config`: watched, created when missing, status written',
+  },
   { group: GROUP, resource: 'hierarchicalresourcequotas', verbs: CRUD, why: 'HRQ (--enable-hrq)' },
-  { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verbs: ['get', 'list', 'watch'], clusterScoped: true, why: 'uninstall safety (notices its CRDs being deleted) and the start-up CRD check' },
+  {
+    group: 'apiextensions.k8s.io',
+    resource: 'customresourcedefinitions',
+    verbs: ['get', 'list', 'watch'],
+    clusterScoped: true,
+    why: 'uninstall safety (notices its CRDs being deleted) and the start-up CRD check',
+  },
   { group: '', resource: 'events', verbs: ['create', 'patch'], why: 'Events on namespaces and objects when conditions appear' },
-  { group: 'authorization.k8s.io', resource: 'subjectaccessreviews', verbs: ['create'], clusterScoped: true, why: 'webhooks ask whether the requesting user may change a subtree' },
+  {
+    group: 'authorization.k8s.io',
+    resource: 'subjectaccessreviews',
+    verbs: ['create'],
+    clusterScoped: true,
+    why: 'webhooks ask whether the requesting user may change a subtree',
+  },
   {
     group: 'admissionregistration.k8s.io',
     resource: 'validatingwebhookconfigurations',
@@ -79,14 +108,31 @@ const NEEDS: Need[] = [
     scope: 'hnc-namespace',
     why: "the webhook serving certificate and its CA, shared by the replicas; no access to anyone else's Secrets",
   },
-  { group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'create', 'update'], scope: 'hnc-namespace', why: 'leader election (--enable-leader-election)' },
+  {
+    group: 'coordination.k8s.io',
+    resource: 'leases',
+    verbs: ['get', 'create', 'update'],
+    scope: 'hnc-namespace',
+    why: 'leader election (--enable-leader-election)',
+  },
   // Propagation: the kinds HNC always propagates (ENFORCED_TYPES) and those most clusters configure.
   // Copying a RoleBinding needs the permissions it grants, or `bind` (and `escalate` for Roles): see docs/deploy.md.
-  { group: 'rbac.authorization.k8s.io', resource: 'roles', verbs: [...PROPAGATION, 'escalate', 'bind'], why: 'propagated always; escalate to copy Roles granting more than the manager holds' },
+  {
+    group: 'rbac.authorization.k8s.io',
+    resource: 'roles',
+    verbs: [...PROPAGATION, 'escalate', 'bind'],
+    why: 'propagated always; escalate to copy Roles granting more than the manager holds',
+  },
   // bind and escalate mean nothing on rolebindings (the API server checks them on roles and
   // clusterroles); they are granted only because deploy/rbac shares one rule for both resources.
   { group: 'rbac.authorization.k8s.io', resource: 'rolebindings', verbs: [...PROPAGATION, 'bind', 'escalate'], why: 'propagated always' },
-  { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', verbs: ['bind'], clusterScoped: true, why: 'copying a RoleBinding that refers to a ClusterRole (e.g. admin) binds it' },
+  {
+    group: 'rbac.authorization.k8s.io',
+    resource: 'clusterroles',
+    verbs: ['bind'],
+    clusterScoped: true,
+    why: 'copying a RoleBinding that refers to a ClusterRole (e.g. admin) binds it',
+  },
   { group: 'networking.k8s.io', resource: 'networkpolicies', verbs: PROPAGATION, why: 'commonly propagated (HNCConfiguration)' },
   { group: '', resource: 'resourcequotas', verbs: PROPAGATION, why: 'commonly propagated; HRQ keeps one per namespace' },
   { group: '', resource: 'limitranges', verbs: PROPAGATION, why: 'commonly propagated' },
@@ -102,7 +148,16 @@ const NOT_THE_MANAGER: Record<string, string> = {
 };
 
 /** Kinds that appear in code with apiVersion and kind but are never stored objects. */
-const NOT_STORED_KINDS = new Set(['AdmissionReview', 'Status', 'DeleteOptions', 'Config', 'Table', 'List', 'APIResourceList', 'WatchEvent']);
+const NOT_STORED_KINDS = new Set([
+  'AdmissionReview',
+  'Status',
+  'DeleteOptions',
+  'Config',
+  'Table',
+  'List',
+  'APIResourceList',
+  'WatchEvent',
+]);
 
 // ---------------------------------------------------------------------------------------------
 // RBAC as the API server evaluates it, for the manager's service account.
@@ -131,7 +186,15 @@ interface Request {
 }
 
 const rbacFiles = () =>
-  [...new Set([MANAGER_RBAC, AGGREGATED_ROLES, ...readdirSync(RBAC_DIR).filter((f) => f.endsWith('.yaml')).map((f) => join(RBAC_DIR, f))])].sort();
+  [
+    ...new Set([
+      MANAGER_RBAC,
+      AGGREGATED_ROLES,
+      ...readdirSync(RBAC_DIR)
+        .filter((f) => f.endsWith('.yaml'))
+        .map((f) => join(RBAC_DIR, f)),
+    ]),
+  ].sort();
 
 class Rbac {
   readonly objects: Manifest[];
@@ -152,7 +215,13 @@ class Rbac {
     if (!selectors) return role.rules ?? [];
     if (selectors.some((s) => s.matchExpressions?.length)) throw new Error(`${name}: matchExpressions are not modelled here`);
     return this.of<RoleObj>('ClusterRole')
-      .filter((r) => r.metadata.name !== name && selectors.some((s) => Object.entries(s.matchLabels ?? {}).every(([k, v]) => (r.metadata.labels as Record<string, string> | undefined)?.[k] === v)))
+      .filter(
+        (r) =>
+          r.metadata.name !== name &&
+          selectors.some((s) =>
+            Object.entries(s.matchLabels ?? {}).every(([k, v]) => (r.metadata.labels as Record<string, string> | undefined)?.[k] === v),
+          ),
+      )
       .flatMap((r) => this.clusterRoleRules(r.metadata.name, seen));
   }
 
@@ -162,7 +231,8 @@ class Rbac {
       (s) =>
         (s.kind === 'ServiceAccount' && s.name === sa.name && (s.namespace ?? b.metadata.namespace) === sa.namespace) ||
         (s.kind === 'User' && s.name === `system:serviceaccount:${sa.namespace}:${sa.name}`) ||
-        (s.kind === 'Group' && ['system:serviceaccounts', `system:serviceaccounts:${sa.namespace}`, 'system:authenticated'].includes(s.name)),
+        (s.kind === 'Group' &&
+          ['system:serviceaccounts', `system:serviceaccounts:${sa.namespace}`, 'system:authenticated'].includes(s.name)),
     );
   }
 
@@ -281,7 +351,9 @@ function scanFile(rel: string): { uses: Use[]; unknown: string[] } {
 
   // `const NAME = <string or template>` anywhere in the file, for `${NAME}` in other templates.
   const consts = new Map<string, ts.Expression>();
-  for (const n of all) if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.initializer && isStringish(n.initializer)) consts.set(n.name.text, n.initializer);
+  for (const n of all)
+    if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.initializer && isStringish(n.initializer))
+      consts.set(n.name.text, n.initializer);
 
   function isStringish(e: ts.Expression): boolean {
     return ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e) || ts.isTemplateExpression(e);
@@ -302,7 +374,12 @@ function scanFile(rel: string): { uses: Use[]; unknown: string[] } {
   function verbsAt(node: ts.Node, depth = 0): string[] {
     if (depth > 4) return [];
     let use = node;
-    while (ts.isParenthesizedExpression(use.parent) || ts.isAsExpression(use.parent) || (ts.isConditionalExpression(use.parent) && use !== use.parent.condition)) use = use.parent;
+    while (
+      ts.isParenthesizedExpression(use.parent) ||
+      ts.isAsExpression(use.parent) ||
+      (ts.isConditionalExpression(use.parent) && use !== use.parent.condition)
+    )
+      use = use.parent;
     const parent = use.parent;
     if ((ts.isCallExpression(parent) || ts.isNewExpression(parent)) && parent.arguments?.includes(use as ts.Expression)) {
       const callee = parent.expression;
@@ -323,21 +400,40 @@ function scanFile(rel: string): { uses: Use[]; unknown: string[] } {
     // const NAME = path; ... NAME
     if (ts.isVariableDeclaration(parent) && ts.isIdentifier(parent.name)) {
       const name = parent.name.text;
-      return all.filter((n) => ts.isIdentifier(n) && n.text === name && n !== parent.name && !ts.isPropertyAccessExpression(n.parent)).flatMap((n) => verbsAt(n, depth + 1));
+      return all
+        .filter((n) => ts.isIdentifier(n) && n.text === name && n !== parent.name && !ts.isPropertyAccessExpression(n.parent))
+        .flatMap((n) => verbsAt(n, depth + 1));
     }
     // const helper = (...) => path; ... helper(...)
-    if (ts.isArrowFunction(parent) && parent.body === use && ts.isVariableDeclaration(parent.parent) && ts.isIdentifier(parent.parent.name)) {
+    if (
+      ts.isArrowFunction(parent) &&
+      parent.body === use &&
+      ts.isVariableDeclaration(parent.parent) &&
+      ts.isIdentifier(parent.parent.name)
+    ) {
       const name = parent.parent.name.text;
-      return all.filter((n) => ts.isCallExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === name).flatMap((n) => verbsAt(n, depth + 1));
+      return all
+        .filter((n) => ts.isCallExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === name)
+        .flatMap((n) => verbsAt(n, depth + 1));
     }
     // get path() { return path; } ... this.path   /   path(...) { return path; } ... this.path(...)
     if (ts.isReturnStatement(parent)) {
       const fn = ts.findAncestor(parent, (a) => ts.isGetAccessorDeclaration(a) || ts.isMethodDeclaration(a) || ts.isFunctionDeclaration(a));
       const name = fn && (fn as ts.GetAccessorDeclaration | ts.MethodDeclaration | ts.FunctionDeclaration).name?.getText(sf);
       if (!fn || !name) return [];
-      if (ts.isGetAccessorDeclaration(fn)) return all.filter((n) => ts.isPropertyAccessExpression(n) && n.expression.kind === ts.SyntaxKind.ThisKeyword && n.name.text === name).flatMap((n) => verbsAt(n, depth + 1));
+      if (ts.isGetAccessorDeclaration(fn))
+        return all
+          .filter((n) => ts.isPropertyAccessExpression(n) && n.expression.kind === ts.SyntaxKind.ThisKeyword && n.name.text === name)
+          .flatMap((n) => verbsAt(n, depth + 1));
       return all
-        .filter((n) => ts.isCallExpression(n) && ((ts.isPropertyAccessExpression(n.expression) && n.expression.expression.kind === ts.SyntaxKind.ThisKeyword && n.expression.name.text === name) || (ts.isIdentifier(n.expression) && n.expression.text === name)))
+        .filter(
+          (n) =>
+            ts.isCallExpression(n) &&
+            ((ts.isPropertyAccessExpression(n.expression) &&
+              n.expression.expression.kind === ts.SyntaxKind.ThisKeyword &&
+              n.expression.name.text === name) ||
+              (ts.isIdentifier(n.expression) && n.expression.text === name)),
+        )
         .flatMap((n) => verbsAt(n, depth + 1));
     }
     return [];
@@ -361,7 +457,8 @@ function scanFile(rel: string): { uses: Use[]; unknown: string[] } {
     }
     // Objects written by apiVersion and kind (e.g. applied by server-side apply).
     if (ts.isObjectLiteralExpression(n)) {
-      const prop = (name: string) => n.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && p.name.getText(sf) === name)?.initializer;
+      const prop = (name: string) =>
+        n.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && p.name.getText(sf) === name)?.initializer;
       const apiVersionExpr = prop('apiVersion');
       const kindExpr = prop('kind');
       if (!apiVersionExpr || !kindExpr) continue;
@@ -400,7 +497,8 @@ describe('the shipped RBAC grants the manager what it needs', () => {
     const ns = need.scope === 'hnc-namespace' ? HNC_NAMESPACE : need.clusterScoped ? undefined : elsewhere;
     for (const verb of need.verbs) if (!rbac.can({ verb, group: need.group, resource: need.resource, namespace: ns })) missing.push(verb);
     for (const name of need.named?.names ?? []) {
-      for (const verb of need.named!.verbs) if (!rbac.can({ verb, group: need.group, resource: need.resource, namespace: ns, name })) missing.push(`${verb} ${name}`);
+      for (const verb of need.named!.verbs)
+        if (!rbac.can({ verb, group: need.group, resource: need.resource, namespace: ns, name })) missing.push(`${verb} ${name}`);
     }
     expect(missing, `deploy/rbac does not grant ${need.resource}.${need.group || 'core'} ${missing.join(', ')} (${need.why})`).toEqual([]);
   });
@@ -409,13 +507,23 @@ describe('the shipped RBAC grants the manager what it needs', () => {
     for (const need of NEEDS) {
       const all = [...need.verbs, ...(need.named?.verbs ?? [])];
       if (need.scope === 'hnc-namespace') {
-        for (const verb of all) expect(rbac.can({ verb, group: need.group, resource: need.resource, namespace: elsewhere, name: 'x' }), `${need.resource} ${verb} outside ${HNC_NAMESPACE}`).toBe(false);
+        for (const verb of all)
+          expect(
+            rbac.can({ verb, group: need.group, resource: need.resource, namespace: elsewhere, name: 'x' }),
+            `${need.resource} ${verb} outside ${HNC_NAMESPACE}`,
+          ).toBe(false);
       }
       if (need.named) {
         const ns = need.scope === 'hnc-namespace' ? HNC_NAMESPACE : need.clusterScoped ? undefined : elsewhere;
         for (const verb of need.named.verbs.filter((v) => !need.verbs.includes(v))) {
-          expect(rbac.can({ verb, group: need.group, resource: need.resource, namespace: ns, name: 'someone-elses' }), `${need.resource} ${verb} on any name`).toBe(false);
-          expect(rbac.can({ verb, group: need.group, resource: need.resource, namespace: ns }), `${need.resource} ${verb} on the collection`).toBe(false);
+          expect(
+            rbac.can({ verb, group: need.group, resource: need.resource, namespace: ns, name: 'someone-elses' }),
+            `${need.resource} ${verb} on any name`,
+          ).toBe(false);
+          expect(
+            rbac.can({ verb, group: need.group, resource: need.resource, namespace: ns }),
+            `${need.resource} ${verb} on the collection`,
+          ).toBe(false);
         }
       }
     }
@@ -425,13 +533,17 @@ describe('the shipped RBAC grants the manager what it needs', () => {
     const extra: string[] = [];
     for (const { rule, via } of rbac.managerRules()) {
       expect(rule.nonResourceURLs ?? [], via).toEqual([]);
-      for (const list of [rule.apiGroups, rule.resources, rule.verbs]) expect(list ?? [], `${via}: ${JSON.stringify(rule)}`).not.toContain('*');
+      for (const list of [rule.apiGroups, rule.resources, rule.verbs])
+        expect(list ?? [], `${via}: ${JSON.stringify(rule)}`).not.toContain('*');
       for (const group of rule.apiGroups ?? []) {
         for (const resource of rule.resources ?? []) {
           // events.k8s.io/events is the same Event by another API; the table names the core one.
           const need = needFor(group, resource) ?? (group === 'events.k8s.io' ? needFor('', resource) : undefined);
           if (!need) extra.push(`${resource}.${group || 'core'} (${via})`);
-          else for (const verb of rule.verbs) if (!need.verbs.includes(verb) && !need.named?.verbs.includes(verb)) extra.push(`${resource}.${group || 'core'} ${verb} (${via})`);
+          else
+            for (const verb of rule.verbs)
+              if (!need.verbs.includes(verb) && !need.named?.verbs.includes(verb))
+                extra.push(`${resource}.${group || 'core'} ${verb} (${via})`);
         }
       }
     }
@@ -440,7 +552,8 @@ describe('the shipped RBAC grants the manager what it needs', () => {
 
   it('always grants what propagating the enforced types takes', () => {
     for (const t of ENFORCED_TYPES) {
-      for (const verb of PROPAGATION) expect(rbac.can({ verb, group: t.group, resource: t.resource, namespace: elsewhere }), `${t.resource} ${verb}`).toBe(true);
+      for (const verb of PROPAGATION)
+        expect(rbac.can({ verb, group: t.group, resource: t.resource, namespace: elsewhere }), `${t.resource} ${verb}`).toBe(true);
     }
     // Copying RBAC that grants more than the manager holds: the escalation trade-off (docs/deploy.md).
     expect(rbac.can({ verb: 'escalate', group: 'rbac.authorization.k8s.io', resource: 'roles', namespace: elsewhere })).toBe(true);
@@ -448,21 +561,36 @@ describe('the shipped RBAC grants the manager what it needs', () => {
   });
 
   it('aggregates every ClusterRole labelled aggregate-to-manager into the manager role', () => {
-    const labelled = (rbac.objects as RoleObj[]).filter((o) => o.kind === 'ClusterRole' && (o.metadata.labels as Record<string, string> | undefined)?.['hnc.x-k8s.io/aggregate-to-manager'] === 'true');
+    const labelled = (rbac.objects as RoleObj[]).filter(
+      (o) =>
+        o.kind === 'ClusterRole' &&
+        (o.metadata.labels as Record<string, string> | undefined)?.['hnc.x-k8s.io/aggregate-to-manager'] === 'true',
+    );
     expect(labelled.map((r) => r.metadata.name).sort()).toEqual(['hnc-manager-core', 'hnc-manager-propagation']);
     expect(rbac.clusterRoleRules('hnc-manager-role')).toEqual(labelled.flatMap((r) => r.rules ?? []));
   });
 
   it("gives HNC's kinds to the built-in admin, edit and view roles", () => {
     const roles = (rbac.objects as RoleObj[]).filter((o) => o.kind === 'ClusterRole');
-    const aggregatedTo = (to: string) => roles.filter((r) => (r.metadata.labels as Record<string, string> | undefined)?.[`rbac.authorization.k8s.io/aggregate-to-${to}`] === 'true').flatMap((r) => r.rules ?? []);
-    const grants = (rules: Rule[], resource: string, verb: string) => rules.some((r) => r.apiGroups?.includes(GROUP) && r.resources?.includes(resource) && r.verbs.includes(verb));
+    const aggregatedTo = (to: string) =>
+      roles
+        .filter(
+          (r) => (r.metadata.labels as Record<string, string> | undefined)?.[`rbac.authorization.k8s.io/aggregate-to-${to}`] === 'true',
+        )
+        .flatMap((r) => r.rules ?? []);
+    const grants = (rules: Rule[], resource: string, verb: string) =>
+      rules.some((r) => r.apiGroups?.includes(GROUP) && r.resources?.includes(resource) && r.verbs.includes(verb));
     expect(grants(aggregatedTo('admin'), 'hierarchyconfigurations', 'update')).toBe(true);
     expect(grants(aggregatedTo('admin'), 'subnamespaceanchors', 'create')).toBe(true);
     expect(grants(aggregatedTo('edit'), 'subnamespaceanchors', 'create')).toBe(true);
     expect(grants(aggregatedTo('edit'), 'hierarchyconfigurations', 'update')).toBe(false);
-    for (const r of ['hierarchyconfigurations', 'subnamespaceanchors', 'hierarchicalresourcequotas']) expect(grants(aggregatedTo('view'), r, 'list')).toBe(true);
-    expect(aggregatedTo('view').flatMap((r) => r.verbs).filter((v) => !['get', 'list', 'watch'].includes(v))).toEqual([]);
+    for (const r of ['hierarchyconfigurations', 'subnamespaceanchors', 'hierarchicalresourcequotas'])
+      expect(grants(aggregatedTo('view'), r, 'list')).toBe(true);
+    expect(
+      aggregatedTo('view')
+        .flatMap((r) => r.verbs)
+        .filter((v) => !['get', 'list', 'watch'].includes(v)),
+    ).toEqual([]);
   });
 });
 
@@ -473,14 +601,23 @@ describe("the manager's code uses only what NEEDS lists", () => {
     expect(parseApiPath('/api/v1/namespaces')).toEqual({ kind: 'resource', group: '', resource: 'namespaces' });
     expect(parseApiPath(`/api/v1/namespaces/${HOLE}`)).toEqual({ kind: 'resource', group: '', resource: 'namespaces' });
     expect(parseApiPath(`/api/v1/namespaces/${HOLE}/secrets/x`)).toEqual({ kind: 'resource', group: '', resource: 'secrets' });
-    expect(parseApiPath(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${HOLE}/hierarchyconfigurations${HOLE}`)).toEqual({ kind: 'resource', group: GROUP, resource: 'hierarchyconfigurations' });
-    expect(parseApiPath('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations')).toEqual({ kind: 'resource', group: GROUP, resource: 'hncconfigurations' });
+    expect(parseApiPath(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${HOLE}/hierarchyconfigurations${HOLE}`)).toEqual({
+      kind: 'resource',
+      group: GROUP,
+      resource: 'hierarchyconfigurations',
+    });
+    expect(parseApiPath('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations')).toEqual({
+      kind: 'resource',
+      group: GROUP,
+      resource: 'hncconfigurations',
+    });
     expect(parseApiPath(`/apis/${HOLE}/${HOLE}`)).toEqual({ kind: 'discovery' });
     expect(parseApiPath(`/apis/${HOLE}/${HOLE}/${HOLE}`)).toEqual({ kind: 'dynamic' });
   });
 
   it('finds the watches and writes it is known to make (the scan itself works)', () => {
-    const seen = (group: string, resource: string, verb?: string) => scan.uses.some((u) => u.group === group && u.resource === resource && (!verb || u.verbs.has(verb)));
+    const seen = (group: string, resource: string, verb?: string) =>
+      scan.uses.some((u) => u.group === group && u.resource === resource && (!verb || u.verbs.has(verb)));
     expect(seen('', 'namespaces', 'watch')).toBe(true);
     expect(seen(GROUP, 'hierarchyconfigurations', 'watch')).toBe(true);
     expect(seen(GROUP, 'subnamespaceanchors', 'watch')).toBe(true);
@@ -499,7 +636,9 @@ describe("the manager's code uses only what NEEDS lists", () => {
     for (const u of scan.uses) {
       const need = needFor(u.group, u.resource);
       if (!need) {
-        problems.push(`${u.where}: ${u.resource}.${u.group || 'core'} is used but not in NEEDS (and so perhaps not granted by deploy/rbac)`);
+        problems.push(
+          `${u.where}: ${u.resource}.${u.group || 'core'} is used but not in NEEDS (and so perhaps not granted by deploy/rbac)`,
+        );
         continue;
       }
       const allowed = new Set([...need.verbs, ...(need.named?.verbs ?? [])]);

@@ -26,6 +26,10 @@ export async function applyManifests(client: KubeClient, manifests: Manifest[], 
   for (const m of manifests) {
     const r = await discovery.forKind(m.apiVersion, m.kind);
     const path = `${collectionPath(r, m.metadata.namespace)}/${m.metadata.name}`;
-    await client.request('PATCH', path, { body: m, contentType: 'application/apply-patch+yaml', query: { fieldManager: FIELD_MANAGER, force: true } });
+    await client.request('PATCH', path, {
+      body: m,
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: FIELD_MANAGER, force: true },
+    });
   }
 }

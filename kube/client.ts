@@ -110,7 +110,14 @@ export class KubeClient {
     if (!cluster) throw new Error('the kubeconfig names no current cluster');
     const opts: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
-    const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized });
+    const agent = new https.Agent({
+      keepAlive: true,
+      maxSockets: 64,
+      ca: opts.ca,
+      cert: opts.cert,
+      key: opts.key,
+      rejectUnauthorized: opts.rejectUnauthorized,
+    });
     const credentials = async (): Promise<Headers | undefined> => {
       const fresh: https.RequestOptions = {};
       await kc.applyToHTTPSOptions(fresh);
@@ -139,7 +146,9 @@ export class KubeClient {
           headers: {
             ...(this.base.headers ?? {}),
             accept: 'application/json',
-            ...(payload !== undefined ? { 'content-type': opts.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+            ...(payload !== undefined
+              ? { 'content-type': opts.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) }
+              : {}),
           },
           timeout: opts.timeoutMs ?? 30_000,
         },
@@ -165,8 +174,10 @@ export class KubeClient {
     this.refreshCredentials();
     const u = this.url(path, query);
     return new Promise((resolve, reject) => {
-      const req = https.request(u, { ...this.base, method: 'GET', headers: { ...(this.base.headers ?? {}), accept: 'application/json' }, signal }, (res) =>
-        resolve({ req, res }),
+      const req = https.request(
+        u,
+        { ...this.base, method: 'GET', headers: { ...(this.base.headers ?? {}), accept: 'application/json' }, signal },
+        (res) => resolve({ req, res }),
       );
       req.on('error', (err) => reject(new Error(`watch ${u.pathname}: ${err.message}`, { cause: err })));
       req.end();

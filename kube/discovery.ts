@@ -26,9 +26,13 @@ export class Discovery {
     let p = this.cache.get(gv);
     if (!p) {
       const path = group ? `/apis/${group}/${version}` : `/api/${version}`;
-      p = this.client.get<ResourceList>(path).then((l) =>
-        l.resources.filter((r) => !r.name.includes('/')).map((r) => ({ group, version, resource: r.name, kind: r.kind, namespaced: r.namespaced, verbs: r.verbs })),
-      );
+      p = this.client
+        .get<ResourceList>(path)
+        .then((l) =>
+          l.resources
+            .filter((r) => !r.name.includes('/'))
+            .map((r) => ({ group, version, resource: r.name, kind: r.kind, namespaced: r.namespaced, verbs: r.verbs })),
+        );
       p.catch(() => this.cache.delete(gv));
       this.cache.set(gv, p);
     }

@@ -31,7 +31,12 @@ export class EventRecorder {
 
   private async record(type: 'Warning' | 'Normal', target: EventTarget, reason: string, message: string): Promise<void> {
     // Keyed by time too for Normal events, so that a condition that comes back is recorded again.
-    const id = createHash('sha256').update(`${type}/${target.kind}/${target.namespace}/${target.name}/${target.uid}/${reason}/${message}/${type === 'Normal' ? Date.now() : ''}`).digest('hex').slice(0, 16);
+    const id = createHash('sha256')
+      .update(
+        `${type}/${target.kind}/${target.namespace}/${target.name}/${target.uid}/${reason}/${message}/${type === 'Normal' ? Date.now() : ''}`,
+      )
+      .digest('hex')
+      .slice(0, 16);
     if (this.recent.has(id)) return;
     this.recent.add(id);
     if (this.recent.size > 10_000) this.recent.clear();
@@ -42,7 +47,13 @@ export class EventRecorder {
         apiVersion: 'v1',
         kind: 'Event',
         metadata: { name: `${target.name}.${id}`, namespace },
-        involvedObject: { apiVersion: target.apiVersion, kind: target.kind, namespace: target.namespace, name: target.name, uid: target.uid },
+        involvedObject: {
+          apiVersion: target.apiVersion,
+          kind: target.kind,
+          namespace: target.namespace,
+          name: target.name,
+          uid: target.uid,
+        },
         reason,
         message,
         type,
@@ -52,7 +63,8 @@ export class EventRecorder {
         count: 1,
       });
     } catch (err) {
-      if (!isAlreadyExists(err)) this.log.warn({ namespace, name: target.name, reason, err: (err as Error).message }, 'could not record an event');
+      if (!isAlreadyExists(err))
+        this.log.warn({ namespace, name: target.name, reason, err: (err as Error).message }, 'could not record an event');
     }
   }
 }

@@ -32,7 +32,12 @@ const CRD_NAMES = { hierarchy: `${Plural.HierarchyConfiguration}.${GROUP}`, anch
 const crdMetadataOnly = (crd: CrdObject): CrdObject => ({
   apiVersion: crd.apiVersion,
   kind: crd.kind,
-  metadata: { name: crd.metadata.name, resourceVersion: crd.metadata.resourceVersion, uid: crd.metadata.uid, deletionTimestamp: crd.metadata.deletionTimestamp },
+  metadata: {
+    name: crd.metadata.name,
+    resourceVersion: crd.metadata.resourceVersion,
+    uid: crd.metadata.uid,
+    deletionTimestamp: crd.metadata.deletionTimestamp,
+  },
 });
 
 export class HierarchyCache {
@@ -54,7 +59,11 @@ export class HierarchyCache {
     this.namespaces = reflector<NamespaceObject>('namespaces', '/api/v1/namespaces');
     this.hierarchies = reflector<HierarchyConfiguration>('hierarchyconfigurations', `${HNC_API}/${Plural.HierarchyConfiguration}`);
     this.anchors = reflector<SubnamespaceAnchor>('subnamespaceanchors', `${HNC_API}/${Plural.SubnamespaceAnchor}`);
-    this.crds = reflector<CrdObject>('customresourcedefinitions', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crdMetadataOnly);
+    this.crds = reflector<CrdObject>(
+      'customresourcedefinitions',
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+      crdMetadataOnly,
+    );
     this.wire();
   }
 
@@ -93,7 +102,10 @@ export class HierarchyCache {
   private wire(): void {
     const h = this.hierarchy;
     this.namespaces.addHandler((type, obj) => {
-      const facts = type === 'DELETED' ? undefined : { labels: obj.metadata.labels ?? {}, annotations: obj.metadata.annotations ?? {}, deleting: !!obj.metadata.deletionTimestamp };
+      const facts =
+        type === 'DELETED'
+          ? undefined
+          : { labels: obj.metadata.labels ?? {}, annotations: obj.metadata.annotations ?? {}, deleting: !!obj.metadata.deletionTimestamp };
       this.emit(h.setNamespace(obj.metadata.name, facts));
     });
     this.hierarchies.addHandler((type, obj) => {
@@ -101,12 +113,21 @@ export class HierarchyCache {
       const facts =
         type === 'DELETED'
           ? undefined
-          : { parent: spec.parent || undefined, allowCascadingDeletion: spec.allowCascadingDeletion === true, labels: spec.labels ?? [], annotations: spec.annotations ?? [], deleting: !!obj.metadata.deletionTimestamp };
+          : {
+              parent: spec.parent || undefined,
+              allowCascadingDeletion: spec.allowCascadingDeletion === true,
+              labels: spec.labels ?? [],
+              annotations: spec.annotations ?? [],
+              deleting: !!obj.metadata.deletionTimestamp,
+            };
       this.emit(h.setHierarchy(obj.metadata.namespace!, facts));
     });
     this.anchors.addHandler((type, obj) => {
       const spec = obj.spec ?? {};
-      const facts = type === 'DELETED' ? undefined : { labels: spec.labels ?? [], annotations: spec.annotations ?? [], deleting: !!obj.metadata.deletionTimestamp };
+      const facts =
+        type === 'DELETED'
+          ? undefined
+          : { labels: spec.labels ?? [], annotations: spec.annotations ?? [], deleting: !!obj.metadata.deletionTimestamp };
       this.emit(h.setAnchor(obj.metadata.namespace!, obj.metadata.name!, facts));
     });
     this.crds.addHandler(() => {

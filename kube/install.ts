@@ -31,7 +31,9 @@ export async function installCrds(client: KubeClient, opts: { dir?: string; time
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   for (const crd of crds) {
     for (;;) {
-      const live = await client.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
+      const live = await client.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+      );
       if (live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
       if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} was not Established within ${opts.timeoutMs ?? 60_000} ms`);
       await new Promise((r) => setTimeout(r, 100));
@@ -46,10 +48,13 @@ export async function installRbac(client: KubeClient, timeoutMs = 60_000): Promi
   // The manager's role is an aggregate: wait until the aggregation controller has filled it in.
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const role = await client.get<{ rules?: Array<{ resources?: string[] }> }>('/apis/rbac.authorization.k8s.io/v1/clusterroles/hnc-manager-role');
+    const role = await client.get<{ rules?: Array<{ resources?: string[] }> }>(
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles/hnc-manager-role',
+    );
     const resources = new Set((role.rules ?? []).flatMap((r) => r.resources ?? []));
     if (resources.has('namespaces') && resources.has('rolebindings')) return;
-    if (Date.now() > deadline) throw new Error('ClusterRole hnc-manager-role was not aggregated in time (is the clusterrole-aggregation controller running?)');
+    if (Date.now() > deadline)
+      throw new Error('ClusterRole hnc-manager-role was not aggregated in time (is the clusterrole-aggregation controller running?)');
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -29,7 +29,12 @@ const PEM = (label: string, body: string) => `-----BEGIN ${label}-----\n${Buffer
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 /** No KUBECONFIG, an empty home, not in a pod: only what a test adds. */
-const isolated = (extra: Partial<LoadOptions> = {}): LoadOptions => ({ env: {}, home: dirWith({}), serviceAccountDir: join(root, 'no-sa'), ...extra });
+const isolated = (extra: Partial<LoadOptions> = {}): LoadOptions => ({
+  env: {},
+  home: dirWith({}),
+  serviceAccountDir: join(root, 'no-sa'),
+  ...extra,
+});
 
 function direct(opts: LoadOptions): ClusterConnection {
   const got = loadKubeconfig(opts);
@@ -154,10 +159,16 @@ current-context: gone
   it('names what is missing', () => {
     expect(() => loadKubeconfig(isolated({ path, context: 'x' }))).toThrow(`context "x" does not exist in the kubeconfig (${path})`);
     expect(() => loadKubeconfig(isolated({ path: join(dir, 'no-current') }))).toThrow('the kubeconfig names no current context');
-    expect(() => loadKubeconfig(isolated({ path: join(dir, 'dangling-current') }))).toThrow('the current context "gone" does not exist in the kubeconfig');
+    expect(() => loadKubeconfig(isolated({ path: join(dir, 'dangling-current') }))).toThrow(
+      'the current context "gone" does not exist in the kubeconfig',
+    );
     expect(() => loadKubeconfig(isolated({ path, context: 'no-cluster' }))).toThrow('context "no-cluster" names no cluster');
-    expect(() => loadKubeconfig(isolated({ path, context: 'bad-cluster' }))).toThrow('cluster "nope" (of context "bad-cluster") does not exist in the kubeconfig');
-    expect(() => loadKubeconfig(isolated({ path, context: 'bad-user' }))).toThrow('user "nobody" (of context "bad-user") does not exist in the kubeconfig');
+    expect(() => loadKubeconfig(isolated({ path, context: 'bad-cluster' }))).toThrow(
+      'cluster "nope" (of context "bad-cluster") does not exist in the kubeconfig',
+    );
+    expect(() => loadKubeconfig(isolated({ path, context: 'bad-user' }))).toThrow(
+      'user "nobody" (of context "bad-user") does not exist in the kubeconfig',
+    );
     expect(() => loadKubeconfig(isolated({ path: join(dir, 'absent') }))).toThrow(`cannot read the kubeconfig ${join(dir, 'absent')}`);
     expect(() => loadKubeconfig(isolated())).toThrow(/^no kubeconfig: KUBECONFIG is not set, .*\.kube\/config does not exist/);
     expect(() => loadKubeconfig(isolated({ env: { KUBECONFIG: join(dir, 'absent') } }))).toThrow('none of the files in KUBECONFIG exists');
@@ -217,13 +228,18 @@ current-context: ctx
 
   it('fails clearly on an unreadable token file, unless an inline token is there to fall back on', () => {
     const missing = dirWith({ config: simple('https://x', '{tokenFile: nope}') });
-    expect(() => loadKubeconfig(isolated({ path: join(missing, 'config') }))).toThrow(`cannot read the token file ${join(missing, 'nope')}`);
+    expect(() => loadKubeconfig(isolated({ path: join(missing, 'config') }))).toThrow(
+      `cannot read the token file ${join(missing, 'nope')}`,
+    );
     const withInline = dirWith({ config: simple('https://x', '{tokenFile: nope, token: inline}') });
     expect(direct(isolated({ path: join(withInline, 'config') })).headers()).toEqual({ Authorization: 'Bearer inline' });
   });
 
   it('sends basic auth for username/password, and refuses it together with a token', () => {
-    const dir = dirWith({ config: simple('https://x', '{username: admin, password: "s3cr:t"}'), both: simple('https://x', '{username: a, password: b, token: t}') });
+    const dir = dirWith({
+      config: simple('https://x', '{username: admin, password: "s3cr:t"}'),
+      both: simple('https://x', '{username: a, password: b, token: t}'),
+    });
     expect(direct(isolated({ path: join(dir, 'config') })).headers()).toEqual({ Authorization: `Basic ${b64('admin:s3cr:t')}` });
     expect(() => loadKubeconfig(isolated({ path: join(dir, 'both') }))).toThrow('user "u" has both a token and a username/password');
   });
@@ -260,7 +276,11 @@ current-context: p
     expect(got.context).toBe('e');
     expect(got.config['current-context']).toBe('e');
     expect(got.config.clusters[0]?.cluster['certificate-authority']).toBe(join(dir, 'ca.crt'));
-    expect(got.config.users.find((u) => u.name === 'e')?.user.exec).toEqual({ apiVersion: 'client.authentication.k8s.io/v1', command: join(dir, 'bin/creds'), args: ['a'] });
+    expect(got.config.users.find((u) => u.name === 'e')?.user.exec).toEqual({
+      apiVersion: 'client.authentication.k8s.io/v1',
+      command: join(dir, 'bin/creds'),
+      args: ['a'],
+    });
     // A bare command name is looked up in PATH, as kubectl does.
     expect(got.config.users.find((u) => u.name === 'bare')?.user.exec?.command).toBe('gke-gcloud-auth-plugin');
     const p = loadKubeconfig(isolated({ path: join(dir, 'config') }));
@@ -282,7 +302,9 @@ describe('loadKubeconfig: in-cluster', () => {
     writeFileSync(join(sa, 'token'), 'sa-token-2');
     now += TOKEN_FILE_REFRESH_MS;
     expect(conn.headers()).toEqual({ Authorization: 'Bearer sa-token-2' });
-    expect(direct(isolated({ env: { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '6443' }, serviceAccountDir: sa })).server).toBe('https://[fd00::1]:6443');
+    expect(
+      direct(isolated({ env: { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '6443' }, serviceAccountDir: sa })).server,
+    ).toBe('https://[fd00::1]:6443');
   });
 
   it('names what is missing', () => {
@@ -292,7 +314,9 @@ describe('loadKubeconfig: in-cluster', () => {
     const sa = dirWith({ token: 't' });
     expect(() => loadKubeconfig(isolated({ env, serviceAccountDir: sa, context: 'x' }))).toThrow('context "x" does not exist');
     // Only the host: not in a pod.
-    expect(() => loadKubeconfig(isolated({ env: { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, serviceAccountDir: sa }))).toThrow('no kubeconfig');
+    expect(() => loadKubeconfig(isolated({ env: { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, serviceAccountDir: sa }))).toThrow(
+      'no kubeconfig',
+    );
   });
 });
 
@@ -310,7 +334,13 @@ describe('KubeClient.fromKubeconfig', () => {
     server = https.createServer({ ...serving, ca: ca.certPem, requestCert: true, rejectUnauthorized: false }, (req, res) => {
       const socket = req.socket as TLSSocket;
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ cn: socket.authorized ? socket.getPeerCertificate().subject.CN : null, authorization: req.headers.authorization ?? null, servername: (socket as TLSSocket & { servername?: string }).servername }));
+      res.end(
+        JSON.stringify({
+          cn: socket.authorized ? socket.getPeerCertificate().subject.CN : null,
+          authorization: req.headers.authorization ?? null,
+          servername: (socket as TLSSocket & { servername?: string }).servername,
+        }),
+      );
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     port = (server.address() as AddressInfo).port;

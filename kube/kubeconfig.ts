@@ -142,10 +142,15 @@ export function loadKubeconfig(opts: LoadOptions = {}): LoadedKubeconfig {
   const home = join(opts.home ?? homedir(), '.kube', 'config');
   if (existsSync(home)) return resolveContext(mergeFiles([home], true), opts.context, now);
   if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) {
-    if (opts.context) throw new KubeconfigError(`context "${opts.context}" does not exist: there is no kubeconfig (${home} does not exist) and the in-cluster configuration has no contexts`);
+    if (opts.context)
+      throw new KubeconfigError(
+        `context "${opts.context}" does not exist: there is no kubeconfig (${home} does not exist) and the in-cluster configuration has no contexts`,
+      );
     return inCluster(env.KUBERNETES_SERVICE_HOST, env.KUBERNETES_SERVICE_PORT, opts.serviceAccountDir ?? SERVICE_ACCOUNT_DIR, now);
   }
-  throw new KubeconfigError(`no kubeconfig: KUBECONFIG is not set, ${home} does not exist, and this is not a pod (KUBERNETES_SERVICE_HOST/PORT are not set)`);
+  throw new KubeconfigError(
+    `no kubeconfig: KUBECONFIG is not set, ${home} does not exist, and this is not a pod (KUBERNETES_SERVICE_HOST/PORT are not set)`,
+  );
 }
 
 /** The configuration of a pod: the API server's Service, the service account's token and CA. */
@@ -175,7 +180,11 @@ function mergeFiles(files: string[], single: boolean): Merged {
   for (const file of files) {
     const raw = readKubeconfigFile(file);
     const dir = dirname(resolve(file));
-    const add = <K extends 'clusters' | 'users' | 'contexts'>(key: K, entries: RawKubeconfig[K], fix: (e: RawKubeconfig[K][number]) => RawKubeconfig[K][number]) => {
+    const add = <K extends 'clusters' | 'users' | 'contexts'>(
+      key: K,
+      entries: RawKubeconfig[K],
+      fix: (e: RawKubeconfig[K][number]) => RawKubeconfig[K][number],
+    ) => {
       for (const e of entries) {
         if (seen[key].has(e.name)) continue;
         seen[key].add(e.name);
@@ -224,7 +233,10 @@ function readKubeconfigFile(file: string): RawKubeconfig {
   if (doc === null || doc === undefined) doc = {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new KubeconfigError(`the kubeconfig ${file} is not a YAML mapping`);
   const d = doc as Record<string, unknown>;
-  const list = <V>(key: 'clusters' | 'users' | 'contexts', inner: 'cluster' | 'user' | 'context'): Array<{ name: string } & Record<typeof inner, V>> => {
+  const list = <V>(
+    key: 'clusters' | 'users' | 'contexts',
+    inner: 'cluster' | 'user' | 'context',
+  ): Array<{ name: string } & Record<typeof inner, V>> => {
     const v = d[key];
     if (v === undefined || v === null) return [];
     if (!Array.isArray(v)) throw new KubeconfigError(`the kubeconfig ${file}: ${key} is not a list`);
@@ -232,7 +244,8 @@ function readKubeconfigFile(file: string): RawKubeconfig {
       if (!e || typeof e !== 'object') throw new KubeconfigError(`the kubeconfig ${file}: ${key}[${i}] is not a mapping`);
       const { name, [inner]: body } = e as Record<string, unknown>;
       if (typeof name !== 'string' || name === '') throw new KubeconfigError(`the kubeconfig ${file}: ${key}[${i}] has no name`);
-      if (body !== undefined && body !== null && typeof body !== 'object') throw new KubeconfigError(`the kubeconfig ${file}: ${key}[${i}] ("${name}"): ${inner} is not a mapping`);
+      if (body !== undefined && body !== null && typeof body !== 'object')
+        throw new KubeconfigError(`the kubeconfig ${file}: ${key}[${i}] ("${name}"): ${inner} is not a mapping`);
       return { name, [inner]: (body ?? {}) as V } as { name: string } & Record<typeof inner, V>;
     });
   };
@@ -266,14 +279,17 @@ function resolveContext({ config, source }: Merged, override: string | undefined
     user = u;
   }
   if (user.exec || user['auth-provider']) {
-    const reason = user.exec ? `user "${ctx.user}" uses an exec credential plugin` : `user "${ctx.user}" uses the auth-provider "${user['auth-provider']?.name ?? '?'}"`;
+    const reason = user.exec
+      ? `user "${ctx.user}" uses an exec credential plugin`
+      : `user "${ctx.user}" uses the auth-provider "${user['auth-provider']?.name ?? '?'}"`;
     return { kind: 'client-node', reason, context: name, config: { ...config, 'current-context': name }, source };
   }
   if (!cluster.server) throw new KubeconfigError(`cluster "${ctx.cluster}" has no server ${where}`);
   const label = `user "${ctx.user}"`;
   const cert = data(user['client-certificate-data'], user['client-certificate'], `the client certificate of ${label}`);
   const key = data(user['client-key-data'], user['client-key'], `the client key of ${label}`);
-  if (!!cert !== !!key) throw new KubeconfigError(`${label} has a client ${cert ? 'certificate but no client key' : 'key but no client certificate'} ${where}`);
+  if (!!cert !== !!key)
+    throw new KubeconfigError(`${label} has a client ${cert ? 'certificate but no client key' : 'key but no client certificate'} ${where}`);
   const hasToken = !!(user.token || user.tokenFile);
   const hasBasic = !!(user.username || user.password);
   if (hasToken && hasBasic) throw new KubeconfigError(`${label} has both a token and a username/password; only one is allowed`);
@@ -313,12 +329,14 @@ function readFile(file: string, what: string): Buffer {
 
 function userHeaders(user: RawUser, now: () => number): () => Headers {
   const fixed: Headers = {};
-  if (user.username || user.password) fixed.Authorization = `Basic ${Buffer.from(`${user.username ?? ''}:${user.password ?? ''}`).toString('base64')}`;
+  if (user.username || user.password)
+    fixed.Authorization = `Basic ${Buffer.from(`${user.username ?? ''}:${user.password ?? ''}`).toString('base64')}`;
   if (user.as) fixed['Impersonate-User'] = user.as;
   if (user['as-uid']) fixed['Impersonate-Uid'] = user['as-uid'];
   const groups = user['as-groups'];
   if (Array.isArray(groups) && groups.length > 0) fixed['Impersonate-Group'] = groups.map(String);
-  for (const [k, v] of Object.entries(user['as-user-extra'] ?? {})) fixed[`Impersonate-Extra-${encodeURIComponent(k)}`] = (Array.isArray(v) ? v : [v]).map(String);
+  for (const [k, v] of Object.entries(user['as-user-extra'] ?? {}))
+    fixed[`Impersonate-Extra-${encodeURIComponent(k)}`] = (Array.isArray(v) ? v : [v]).map(String);
   // A token file wins over an inline token, which stays the fallback when the file cannot be read.
   const token = user.tokenFile ? new FileToken(user.tokenFile, now, user.token) : undefined;
   const staticToken = user.token;

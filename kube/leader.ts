@@ -111,7 +111,11 @@ export class LeaderElector {
     const taking = holder !== this.opts.identity;
     const next: Lease = {
       ...lease,
-      spec: { ...lease.spec, ...spec, ...(taking ? { acquireTime: micro(now), leaseTransitions: (lease.spec.leaseTransitions ?? 0) + 1 } : {}) },
+      spec: {
+        ...lease.spec,
+        ...spec,
+        ...(taking ? { acquireTime: micro(now), leaseTransitions: (lease.spec.leaseTransitions ?? 0) + 1 } : {}),
+      },
     };
     try {
       await this.opts.client.replace(this.path, next);
@@ -125,6 +129,9 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const lease = await this.opts.client.get<Lease>(this.path);
     if (lease.spec.holderIdentity !== this.opts.identity) return;
-    await this.opts.client.replace(this.path, { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: micro(new Date()) } });
+    await this.opts.client.replace(this.path, {
+      ...lease,
+      spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: micro(new Date()) },
+    });
   }
 }

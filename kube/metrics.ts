@@ -15,13 +15,38 @@ export class Metrics {
   readonly webhookSeconds: client.Histogram<'webhook'>;
   readonly webhookDenials: client.Counter<'webhook' | 'reason'>;
 
-  constructor(collectors: { namespaces: () => number; objects: () => Array<{ type: string; sources: number; copies: number }>; conditions: () => Array<{ type: string; reason: string; count: number }> }) {
+  constructor(collectors: {
+    namespaces: () => number;
+    objects: () => Array<{ type: string; sources: number; copies: number }>;
+    conditions: () => Array<{ type: string; reason: string; count: number }>;
+  }) {
     const r = this.registry;
     client.collectDefaultMetrics({ register: r, prefix: 'hnc_process_' });
-    this.reconciles = new client.Counter({ name: 'hnc_reconciles_total', help: 'Reconciles run, by controller and result', labelNames: ['controller', 'result'], registers: [r] });
-    this.reconcileSeconds = new client.Histogram({ name: 'hnc_reconcile_duration_seconds', help: 'Time a reconcile took', labelNames: ['controller'], buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5], registers: [r] });
-    this.queueDepth = new client.Gauge({ name: 'hnc_queue_depth', help: 'Keys waiting in a work queue', labelNames: ['controller'], registers: [r] });
-    this.apiWrites = new client.Counter({ name: 'hnc_api_writes_total', help: 'Writes the controller sent to the API server', labelNames: ['verb', 'result'], registers: [r] });
+    this.reconciles = new client.Counter({
+      name: 'hnc_reconciles_total',
+      help: 'Reconciles run, by controller and result',
+      labelNames: ['controller', 'result'],
+      registers: [r],
+    });
+    this.reconcileSeconds = new client.Histogram({
+      name: 'hnc_reconcile_duration_seconds',
+      help: 'Time a reconcile took',
+      labelNames: ['controller'],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers: [r],
+    });
+    this.queueDepth = new client.Gauge({
+      name: 'hnc_queue_depth',
+      help: 'Keys waiting in a work queue',
+      labelNames: ['controller'],
+      registers: [r],
+    });
+    this.apiWrites = new client.Counter({
+      name: 'hnc_api_writes_total',
+      help: 'Writes the controller sent to the API server',
+      labelNames: ['verb', 'result'],
+      registers: [r],
+    });
     this.propagationSeconds = new client.Histogram({
       name: 'hnc_propagation_duration_seconds',
       help: 'Time from a source change being seen to its copies in one namespace being written',
@@ -29,8 +54,19 @@ export class Metrics {
       buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
       registers: [r],
     });
-    this.webhookSeconds = new client.Histogram({ name: 'hnc_webhook_duration_seconds', help: 'Time to answer an admission review', labelNames: ['webhook'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1], registers: [r] });
-    this.webhookDenials = new client.Counter({ name: 'hnc_webhook_denials_total', help: 'Admission reviews denied, by webhook and reason', labelNames: ['webhook', 'reason'], registers: [r] });
+    this.webhookSeconds = new client.Histogram({
+      name: 'hnc_webhook_duration_seconds',
+      help: 'Time to answer an admission review',
+      labelNames: ['webhook'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1],
+      registers: [r],
+    });
+    this.webhookDenials = new client.Counter({
+      name: 'hnc_webhook_denials_total',
+      help: 'Admission reviews denied, by webhook and reason',
+      labelNames: ['webhook', 'reason'],
+      registers: [r],
+    });
     new client.Gauge({
       name: 'hnc_namespaces',
       help: 'Namespaces in the forest',

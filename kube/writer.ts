@@ -49,7 +49,10 @@ export class Writer {
   }
 
   /** With preconditions, the object is deleted only if it still has that uid and resourceVersion. */
-  delete<T>(path: string, opts: { query?: RequestOptions['query']; preconditions?: { uid?: string; resourceVersion?: string } } = {}): Promise<T> {
+  delete<T>(
+    path: string,
+    opts: { query?: RequestOptions['query']; preconditions?: { uid?: string; resourceVersion?: string } } = {},
+  ): Promise<T> {
     const body = opts.preconditions ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: opts.preconditions } : undefined;
     return this.write<T>('delete', 'DELETE', path, { query: opts.query, body });
   }

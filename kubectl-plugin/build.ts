@@ -22,7 +22,9 @@ const result = await build({
   metafile: true,
   logLevel: 'warning',
   // CommonJS dependencies (commander, ...) call require(); give the ES module one.
-  banner: { js: '#!/usr/bin/env node\nimport { createRequire as __hnsCreateRequire } from "node:module";\nconst require = __hnsCreateRequire(import.meta.url);' },
+  banner: {
+    js: '#!/usr/bin/env node\nimport { createRequire as __hnsCreateRequire } from "node:module";\nconst require = __hnsCreateRequire(import.meta.url);',
+  },
   define: { __KUBECTL_HNS_VERSION__: JSON.stringify(`v${pkg.version}`) },
 });
 chmodSync(outfile, 0o755);

@@ -60,7 +60,9 @@ describe('connection', () => {
     await expect(connect({ kubeconfig, cluster: 'nope' })).rejects.toThrow('Error: cluster "nope" does not exist');
     await expect(connect({ kubeconfig, user: 'nope' })).rejects.toThrow('Error: user "nope" does not exist');
     await expect(connect({ kubeconfig: join(dir, 'missing') })).rejects.toThrow(/^Error: cannot load the kubeconfig: ENOENT/);
-    await expect(connect({ kubeconfig, context: 'insecure' })).rejects.toThrow('Error: only https API servers are supported; the kubeconfig names http://127.0.0.3:8080');
+    await expect(connect({ kubeconfig, context: 'insecure' })).rejects.toThrow(
+      'Error: only https API servers are supported; the kubeconfig names http://127.0.0.3:8080',
+    );
     await expect(connect({ kubeconfig, requestTimeout: 'later' })).rejects.toThrow(/invalid argument "later" for "--request-timeout"/);
   });
 
@@ -74,6 +76,8 @@ describe('connection', () => {
   });
 
   it('refuses --as-group without --as, as kubectl does', () => {
-    expect(() => impersonationHeaders(undefined, ['devs'])).toThrow('Error: requesting groups without impersonating a user (--as-group needs --as)');
+    expect(() => impersonationHeaders(undefined, ['devs'])).toThrow(
+      'Error: requesting groups without impersonating a user (--as-group needs --as)',
+    );
   });
 });

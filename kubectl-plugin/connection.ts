@@ -82,7 +82,12 @@ export function loadKubeConfig(flags: GlobalFlags): KubeConfig {
     if (flags.user && !kc.getUser(flags.user)) throw new CliError(`Error: user "${flags.user}" does not exist`);
     const current = kc.getContextObject(kc.getCurrentContext());
     const name = current?.name ?? 'kubectl-hns';
-    const patched = { name, namespace: current?.namespace, cluster: flags.cluster ?? current?.cluster ?? '', user: flags.user ?? current?.user ?? '' };
+    const patched = {
+      name,
+      namespace: current?.namespace,
+      cluster: flags.cluster ?? current?.cluster ?? '',
+      user: flags.user ?? current?.user ?? '',
+    };
     kc.contexts = [...kc.contexts.filter((c) => c.name !== name), patched];
     kc.setCurrentContext(name);
   }
@@ -94,7 +99,8 @@ export async function connect(flags: GlobalFlags): Promise<Session> {
   const kc = loadKubeConfig(flags);
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new CliError('Error: the kubeconfig has no current cluster (set a current context or pass --context)');
-  if (!cluster.server.startsWith('https://')) throw new CliError(`Error: only https API servers are supported; the kubeconfig names ${cluster.server}`);
+  if (!cluster.server.startsWith('https://'))
+    throw new CliError(`Error: only https API servers are supported; the kubeconfig names ${cluster.server}`);
   let client: KubeClient;
   try {
     client = await KubeClient.fromKubeConfig(kc);

@@ -7,14 +7,16 @@ describe('describeError', () => {
       text: 'Error: admission webhook "subnamespaceanchors.hnc.x-k8s.io" denied the request: nope',
       exitCode: 1,
     });
-    expect(describeError(new ServerError(403, 'namespaces "x" is forbidden: User "bob" cannot get resource "namespaces"\nin the namespace "x"')).text).toBe(
-      'Error: namespaces "x" is forbidden: User "bob" cannot get resource "namespaces" in the namespace "x"',
-    );
+    expect(
+      describeError(new ServerError(403, 'namespaces "x" is forbidden: User "bob" cannot get resource "namespaces"\nin the namespace "x"'))
+        .text,
+    ).toBe('Error: namespaces "x" is forbidden: User "bob" cannot get resource "namespaces" in the namespace "x"');
   });
 
   it('says what kubectl says for 401', () => {
     expect(describeError(new ServerError(401, 'Unauthorized')).text).toBe('Error: You must be logged in to the server (Unauthorized)');
-    const webhook = 'admission webhook "hierarchyconfigurations.hnc.x-k8s.io" denied the request: User carol is not authorized to modify the subtree of a, which is the proposed parent';
+    const webhook =
+      'admission webhook "hierarchyconfigurations.hnc.x-k8s.io" denied the request: User carol is not authorized to modify the subtree of a, which is the proposed parent';
     expect(describeError(new ServerError(401, webhook)).text).toBe(`Error: ${webhook}`);
   });
 

@@ -48,7 +48,8 @@ export function describeError(err: unknown): { text: string; exitCode: number } 
   if (err instanceof CliError) return { text: err.message, exitCode: err.exitCode };
   if (err instanceof ServerError) {
     // A bare 401 is a failed login; HNC's webhooks also answer 401, with a message worth showing.
-    if (err.code === 401 && /^unauthorized$/i.test(err.message.trim())) return { text: 'Error: You must be logged in to the server (Unauthorized)', exitCode: 1 };
+    if (err.code === 401 && /^unauthorized$/i.test(err.message.trim()))
+      return { text: 'Error: You must be logged in to the server (Unauthorized)', exitCode: 1 };
     return { text: `Error: ${oneLine(err.message)}`, exitCode: 1 };
   }
   if (err instanceof Error) return { text: `Error: ${oneLine(err.message)}`, exitCode: 1 };

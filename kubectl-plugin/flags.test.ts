@@ -15,7 +15,9 @@ describe('parseRequestTimeout', () => {
   });
 
   it.each(['', 'soon', '5x', '5s junk', '-1s'])('rejects %j', (text) => {
-    expect(() => parseRequestTimeout(text)).toThrow(`Error: invalid argument "${text}" for "--request-timeout": use a duration such as 5s, 1m or 0 for none`);
+    expect(() => parseRequestTimeout(text)).toThrow(
+      `Error: invalid argument "${text}" for "--request-timeout": use a duration such as 5s, 1m or 0 for none`,
+    );
   });
 });
 
@@ -29,6 +31,8 @@ describe('parseKeyValues', () => {
   });
 
   it('rejects a pair without "="', () => {
-    expect(() => parseKeyValues(['a=1,b'], '--labels')).toThrow('Error: invalid argument "a=1,b" for "--labels": b must be formatted as key=value');
+    expect(() => parseKeyValues(['a=1,b'], '--labels')).toThrow(
+      'Error: invalid argument "a=1,b" for "--labels": b must be formatted as key=value',
+    );
   });
 });

@@ -36,7 +36,8 @@ export class KubeHncApi implements HncApi {
       return await this.client.request<T>(method, path, { ...opts, timeoutMs: this.timeoutMs });
     } catch (err) {
       if (err instanceof ApiError) {
-        const message = err.status?.message || `the server answered ${err.code} ${err.status?.reason ?? ''} to ${method} ${path}`.replace(/\s+/g, ' ');
+        const message =
+          err.status?.message || `the server answered ${err.code} ${err.status?.reason ?? ''} to ${method} ${path}`.replace(/\s+/g, ' ');
         throw new ServerError(err.code, message, err.status?.reason);
       }
       throw new ConnectionError(this.client.server, describeNetworkError(err, this.timeoutMs));

@@ -44,18 +44,47 @@ describe('kubectl-hns', () => {
     expect(await cli(['tree', '--bogus'])).toMatchObject({ code: 1, stderr: "Error: unknown option '--bogus'\n" });
     const out = await cli(['tree', 'a', '-o', 'xml']);
     expect(out.code).toBe(1);
-    expect(out.stderr).toMatch(/^Error: option '-o, --output <format>' argument 'xml' is invalid\. Allowed choices are json, yaml, dot\.\n$/);
+    expect(out.stderr).toMatch(
+      /^Error: option '-o, --output <format>' argument 'xml' is invalid\. Allowed choices are json, yaml, dot\.\n$/,
+    );
   });
 
   it('passes kubectl’s standard flags, before or after the command', async () => {
     const api = new FakeApi().addNamespace('a');
     const { flags, code } = await cli(
-      ['--kubeconfig', '/k', 'tree', 'a', '--context', 'c', '--as', 'alice', '--as-group', 'g1', '--as-group=g2', '--request-timeout', '2s', '--cluster', 'cl', '--user', 'u'],
+      [
+        '--kubeconfig',
+        '/k',
+        'tree',
+        'a',
+        '--context',
+        'c',
+        '--as',
+        'alice',
+        '--as-group',
+        'g1',
+        '--as-group=g2',
+        '--request-timeout',
+        '2s',
+        '--cluster',
+        'cl',
+        '--user',
+        'u',
+      ],
       api,
     );
     expect(code).toBe(0);
     expect(flags).toEqual([
-      { kubeconfig: '/k', context: 'c', cluster: 'cl', user: 'u', namespace: undefined, as: 'alice', asGroup: ['g1', 'g2'], requestTimeout: '2s' },
+      {
+        kubeconfig: '/k',
+        context: 'c',
+        cluster: 'cl',
+        user: 'u',
+        namespace: undefined,
+        as: 'alice',
+        asGroup: ['g1', 'g2'],
+        requestTimeout: '2s',
+      },
     ]);
   });
 
@@ -71,23 +100,33 @@ describe('kubectl-hns', () => {
   it('delete defaults the parent to the context’s namespace, as HNC does', async () => {
     const api = new FakeApi();
     api.anchors.set('mine/dev', { metadata: { name: 'dev', namespace: 'mine' } });
-    expect(await cli(['delete', 'dev'], api, 'mine')).toMatchObject({ code: 0, stdout: 'Successfully deleted "dev" subnamespace anchor in "mine" namespace\n' });
+    expect(await cli(['delete', 'dev'], api, 'mine')).toMatchObject({
+      code: 0,
+      stdout: 'Successfully deleted "dev" subnamespace anchor in "mine" namespace\n',
+    });
   });
 
   it('set parses its flags and checks them before connecting', async () => {
     const api = new FakeApi().addNamespace('bar');
     expect(await cli(['set', 'bar', '-p', 'foo', '-a'], api)).toMatchObject({
       code: 0,
-      stdout: "Setting the parent of bar to foo\nAllowing cascading deletion on 'bar'\nSuccesfully updated 2 properties of the hierarchical configuration of bar\n",
+      stdout:
+        "Setting the parent of bar to foo\nAllowing cascading deletion on 'bar'\nSuccesfully updated 2 properties of the hierarchical configuration of bar\n",
     });
     const bad = await cli(['set', 'bar', '--root', '--parent', 'foo']);
     expect(bad).toMatchObject({ code: 1, stdout: '', stderr: 'Cannot give the namespace a parent and make it a root at the same time\n' });
     expect(bad.flags).toEqual([]);
-    expect(await cli(['set', 'bar', '-a', '-f'])).toMatchObject({ code: 1, stderr: 'Cannot set both --allowCascadingDeletion and --forbidCascadingDeletion\n' });
+    expect(await cli(['set', 'bar', '-a', '-f'])).toMatchObject({
+      code: 1,
+      stderr: 'Cannot set both --allowCascadingDeletion and --forbidCascadingDeletion\n',
+    });
   });
 
   it('tree needs a namespace or -A, and prints -o formats', async () => {
-    expect(await cli(['tree'])).toMatchObject({ code: 1, stderr: 'Error: Must specify the root of the tree(s) to display or else specify --all-namespaces\n' });
+    expect(await cli(['tree'])).toMatchObject({
+      code: 1,
+      stderr: 'Error: Must specify the root of the tree(s) to display or else specify --all-namespaces\n',
+    });
     const api = new FakeApi().addNamespace('a', { children: ['b'] }).addNamespace('b', { parent: 'a', subnamespaceOf: 'a' });
     expect((await cli(['tree', '-A'], api)).stdout).toBe('a\n└── [s] b\n\n[s] indicates subnamespaces\n');
     expect((await cli(['tree', 'a', '-o', 'yaml'], api)).stdout).toContain('  - name: a\n');
@@ -110,7 +149,11 @@ describe('kubectl-hns', () => {
       ].join('\n'),
     );
     const bad = await cli(['describe', 'b', '--object', 'r']);
-    expect(bad).toMatchObject({ code: 1, stdout: '', stderr: 'Error: --object must be TYPE/NAME, e.g. role/admin or secrets/db-password; got "r"\n' });
+    expect(bad).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'Error: --object must be TYPE/NAME, e.g. role/admin or secrets/db-password; got "r"\n',
+    });
     expect(bad.flags).toEqual([]);
     expect((await cli(['describe', '--help'])).stdout).toContain('kubectl hns describe dev --object role/admin');
   });
@@ -119,12 +162,16 @@ describe('kubectl-hns', () => {
     const api = new FakeApi();
     api.failures.set(
       'create anchor team-b/dev',
-      new ServerError(403, 'admission webhook "subnamespaceanchors.hnc.x-k8s.io" denied the request: User "alice" is not authorized to create subnamespaces in "team-b"'),
+      new ServerError(
+        403,
+        'admission webhook "subnamespaceanchors.hnc.x-k8s.io" denied the request: User "alice" is not authorized to create subnamespaces in "team-b"',
+      ),
     );
     expect(await cli(['create', 'dev', '-n', 'team-b'], api)).toMatchObject({
       code: 1,
       stdout: '',
-      stderr: 'Error: admission webhook "subnamespaceanchors.hnc.x-k8s.io" denied the request: User "alice" is not authorized to create subnamespaces in "team-b"\n',
+      stderr:
+        'Error: admission webhook "subnamespaceanchors.hnc.x-k8s.io" denied the request: User "alice" is not authorized to create subnamespaces in "team-b"\n',
     });
   });
 
@@ -141,14 +188,23 @@ describe('kubectl-hns', () => {
     const api = new FakeApi();
     expect(await cli(['config', 'set-resource', 'secrets', '--mode', 'propagate'], api)).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(api.config?.spec?.resources).toEqual([{ resource: 'secrets', mode: 'Propagate' }]);
-    expect(await cli(['config', 'set-resource', 'secrets'], api)).toMatchObject({ code: 1, stderr: 'Error: --mode is required: one of Propagate, Remove, Ignore or AllowPropagate\n' });
+    expect(await cli(['config', 'set-resource', 'secrets'], api)).toMatchObject({
+      code: 1,
+      stderr: 'Error: --mode is required: one of Propagate, Remove, Ignore or AllowPropagate\n',
+    });
     expect((await cli(['config', 'describe'], api)).stdout).toBe('Synchronized resources:\n\nConditions:\n');
-    expect(await cli(['config', 'delete-type', '--resource', 'secrets'], api)).toMatchObject({ code: 0, stdout: 'Configuration for type with group: , resource: secrets is deleted\n' });
-    const warn = await cli(['config', 'set-resource', 'secrets', '--mode', 'Propagate'], (() => {
-      const a = new FakeApi();
-      a.config = { metadata: { name: 'config' }, spec: { resources: [{ resource: 'secrets', mode: 'Ignore' }] } };
-      return a;
-    })());
+    expect(await cli(['config', 'delete-type', '--resource', 'secrets'], api)).toMatchObject({
+      code: 0,
+      stdout: 'Configuration for type with group: , resource: secrets is deleted\n',
+    });
+    const warn = await cli(
+      ['config', 'set-resource', 'secrets', '--mode', 'Propagate'],
+      (() => {
+        const a = new FakeApi();
+        a.config = { metadata: { name: 'config' }, spec: { resources: [{ resource: 'secrets', mode: 'Ignore' }] } };
+        return a;
+      })(),
+    );
     expect(warn.code).toBe(1);
     expect(warn.stderr.split('\n')[1]).toBe("If you are sure you want to proceed with this operation, use the '--force' flag.");
   });

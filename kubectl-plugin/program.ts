@@ -74,17 +74,15 @@ export function buildProgram(deps: CliDeps): Command {
     .addOption(new Option('-l, --labels <key=value,...>', 'Managed labels for the subnamespace').argParser(collect))
     .addOption(new Option('-a, --annotations <key=value,...>', 'Managed annotations for the subnamespace').argParser(collect))
     .addHelpText('after', '\nExamples:\n  # Create the subnamespace "dev" in "team-a"\n  kubectl hns create dev -n team-a\n')
-    .action(
-      async (child: string, opts: { labels?: string[]; annotations?: string[] }, cmd: Command): Promise<void> => {
-        const { requireParent, runCreate } = await import('./commands/anchors.js');
-        const { parseKeyValues } = await import('./flags.js');
-        const parent = requireParent(globalFlags(cmd).namespace);
-        const labels = parseKeyValues(opts.labels ?? [], '--labels');
-        const annotations = parseKeyValues(opts.annotations ?? [], '--annotations');
-        const session = await deps.connect(globalFlags(cmd));
-        await runCreate(session.api, io, child, parent, { labels, annotations });
-      },
-    );
+    .action(async (child: string, opts: { labels?: string[]; annotations?: string[] }, cmd: Command): Promise<void> => {
+      const { requireParent, runCreate } = await import('./commands/anchors.js');
+      const { parseKeyValues } = await import('./flags.js');
+      const parent = requireParent(globalFlags(cmd).namespace);
+      const labels = parseKeyValues(opts.labels ?? [], '--labels');
+      const annotations = parseKeyValues(opts.annotations ?? [], '--annotations');
+      const session = await deps.connect(globalFlags(cmd));
+      await runCreate(session.api, io, child, parent, { labels, annotations });
+    });
 
   program
     .command('delete')
@@ -271,4 +269,3 @@ export async function runCli(args: readonly string[], deps: CliDeps): Promise<nu
     return exitCode;
   }
 }
-

@@ -52,7 +52,13 @@ describe('local-cluster/build.sh', () => {
     const goPath = join(root, 'go');
     writeFileSync(goPath, FAKE_GO);
     chmodSync(goPath, 0o755);
-    const env = { ...process.env, PATH: `${root}:${process.env.PATH}`, HNC_CACHE_DIR: join(root, 'cache'), FAKE_GO_LOG: log, FAKE_GO_DIR: root };
+    const env = {
+      ...process.env,
+      PATH: `${root}:${process.env.PATH}`,
+      HNC_CACHE_DIR: join(root, 'cache'),
+      FAKE_GO_LOG: log,
+      FAKE_GO_DIR: root,
+    };
 
     const [a, b] = await Promise.all([run(env), run(env)]);
     expect(a.code, a.err).toBe(0);

@@ -58,7 +58,11 @@ export async function mintUser(stateDir: string, user: string, groups: string[] 
   const { server } = JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')) as { server: string };
   const pair = await ca.issue({ commonName: user, organizations: groups, usage: 'client', days: 30 });
   const kubeconfig = renderKubeconfig({ server, caPem: ca.certPem, user, certPem: pair.cert, keyPem: pair.key });
-  const kubeconfigPath = join(stateDir, 'users', `${user.replace(/[^A-Za-z0-9_.-]/g, '_')}-${groups.join('_').replace(/[^A-Za-z0-9_.-]/g, '_')}.kubeconfig`);
+  const kubeconfigPath = join(
+    stateDir,
+    'users',
+    `${user.replace(/[^A-Za-z0-9_.-]/g, '_')}-${groups.join('_').replace(/[^A-Za-z0-9_.-]/g, '_')}.kubeconfig`,
+  );
   writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
   return { user, groups, kubeconfigPath, kubeconfig };
 }
@@ -97,16 +101,12 @@ interface TlsIdentity {
 
 function httpsGet(url: string, id: TlsIdentity, timeoutMs = 2000): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.get(
-      url,
-      { ca: id.ca, cert: id.cert, key: id.key, rejectUnauthorized: !id.insecure, timeout: timeoutMs },
-      (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        res.on('error', reject);
-      },
-    );
+    const req = https.get(url, { ca: id.ca, cert: id.cert, key: id.key, rejectUnauthorized: !id.insecure, timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
+    });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
   });
@@ -230,7 +230,11 @@ export class LocalControlPlane {
     this.startSeconds = (Date.now() - t0) / 1000;
     writeFileSync(
       join(this.stateDir, 'state.json'),
-      JSON.stringify({ server: this.server, ports: this.ports, pids: this.pids(), binaries: this.bins, startSeconds: this.startSeconds }, null, 2),
+      JSON.stringify(
+        { server: this.server, ports: this.ports, pids: this.pids(), binaries: this.bins, startSeconds: this.startSeconds },
+        null,
+        2,
+      ),
     );
   }
 
@@ -293,7 +297,10 @@ export class LocalControlPlane {
       if (c.exit) {
         const tail = c.tail();
         const retryable = /address already in use|bind: address/i.test(tail);
-        throw new StartFailure(`${c.name} exited during start (code ${c.exit.code}, signal ${c.exit.signal}); last lines of ${c.logFile}:\n${tail}`, retryable);
+        throw new StartFailure(
+          `${c.name} exited during start (code ${c.exit.code}, signal ${c.exit.signal}); last lines of ${c.logFile}:\n${tail}`,
+          retryable,
+        );
       }
       if (Date.now() > deadline) {
         throw new StartFailure(`${c.name} was not ready in time; last lines of ${c.logFile}:\n${c.tail()}`, false);
@@ -319,7 +326,11 @@ export class LocalControlPlane {
   }
 
   private etcdClientIdentity(): TlsIdentity {
-    return { ca: this.ca.certPem, cert: readFileSync(this.pki('apiserver-etcd-client.crt'), 'utf8'), key: readFileSync(this.pki('apiserver-etcd-client.key'), 'utf8') };
+    return {
+      ca: this.ca.certPem,
+      cert: readFileSync(this.pki('apiserver-etcd-client.crt'), 'utf8'),
+      key: readFileSync(this.pki('apiserver-etcd-client.key'), 'utf8'),
+    };
   }
 
   private async writePki(): Promise<void> {
@@ -344,7 +355,15 @@ export class LocalControlPlane {
       this.write('sa.pub', sa.publicKey);
     }
     const certs: Array<[string, Parameters<CertificateAuthority['issue']>[0]]> = [
-      ['apiserver', { commonName: 'kube-apiserver', usage: 'server', ips: ['127.0.0.1', '10.0.0.1'], dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'] }],
+      [
+        'apiserver',
+        {
+          commonName: 'kube-apiserver',
+          usage: 'server',
+          ips: ['127.0.0.1', '10.0.0.1'],
+          dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+        },
+      ],
       ['admin', { commonName: 'admin', organizations: ['system:masters'], usage: 'client' }],
       ['kcm', { commonName: 'system:kube-controller-manager', usage: 'client' }],
       ['etcd-server', { commonName: 'etcd', usage: 'server', ips: ['127.0.0.1'], dnsNames: ['localhost'] }],
@@ -360,8 +379,22 @@ export class LocalControlPlane {
 
   private writeKubeconfigs(): void {
     const kcm = { cert: readFileSync(this.pki('kcm.crt'), 'utf8'), key: readFileSync(this.pki('kcm.key'), 'utf8') };
-    writeFileSync(this.kubeconfigPath, renderKubeconfig({ server: this.server, caPem: this.ca.certPem, user: 'admin', certPem: this.adminCert.cert, keyPem: this.adminCert.key }), { mode: 0o600 });
-    writeFileSync(join(this.stateDir, 'kcm.kubeconfig'), renderKubeconfig({ server: this.server, caPem: this.ca.certPem, user: 'kcm', certPem: kcm.cert, keyPem: kcm.key }), { mode: 0o600 });
+    writeFileSync(
+      this.kubeconfigPath,
+      renderKubeconfig({
+        server: this.server,
+        caPem: this.ca.certPem,
+        user: 'admin',
+        certPem: this.adminCert.cert,
+        keyPem: this.adminCert.key,
+      }),
+      { mode: 0o600 },
+    );
+    writeFileSync(
+      join(this.stateDir, 'kcm.kubeconfig'),
+      renderKubeconfig({ server: this.server, caPem: this.ca.certPem, user: 'kcm', certPem: kcm.cert, keyPem: kcm.key }),
+      { mode: 0o600 },
+    );
   }
 
   private etcdArgs(): string[] {

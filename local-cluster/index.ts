@@ -1,2 +1,11 @@
-export { LocalControlPlane, ControlPlaneError, defaultStateDir, mintUser, loadClusterCa, type ControlPlaneOptions, type MintedUser, type Ports } from './control-plane.js';
+export {
+  LocalControlPlane,
+  ControlPlaneError,
+  defaultStateDir,
+  mintUser,
+  loadClusterCa,
+  type ControlPlaneOptions,
+  type MintedUser,
+  type Ports,
+} from './control-plane.js';
 export { findBinaries, buildBinaries, type Binaries } from './binaries.js';

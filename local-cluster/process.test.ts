@@ -67,8 +67,12 @@ describe('Component', () => {
     // A parent process that starts a Component, prints its pid, then is SIGKILLed by us.
     const script = `import { Component } from ${JSON.stringify(join(here, 'process.ts'))};
       const c = new Component('orphan', 'sleep', ['60'], ${JSON.stringify(d)}); c.start(); console.log(c.pid);`;
-    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script + 'setInterval(()=>{},1000);'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const childPid = await new Promise<number>((resolve) => parent.stdout.once('data', (b: Buffer) => resolve(Number(b.toString().trim()))));
+    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script + 'setInterval(()=>{},1000);'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const childPid = await new Promise<number>((resolve) =>
+      parent.stdout.once('data', (b: Buffer) => resolve(Number(b.toString().trim()))),
+    );
     expect(alive(childPid)).toBe(true);
     parent.kill('SIGKILL');
     expect(await waitUntil(() => !alive(childPid))).toBe(true);
@@ -97,7 +101,10 @@ describe('build.sh', () => {
   it('says what is missing, not a stack trace, when Go is not installed', () => {
     const cache = mkdtempSync(join(tmpdir(), 'hnc-nogo-'));
     dir = cache;
-    const r = spawnSync('bash', [join(here, 'build.sh')], { env: { PATH: '/usr/bin:/bin', HOME: cache, HNC_CACHE_DIR: cache }, encoding: 'utf8' });
+    const r = spawnSync('bash', [join(here, 'build.sh')], {
+      env: { PATH: '/usr/bin:/bin', HOME: cache, HNC_CACHE_DIR: cache },
+      encoding: 'utf8',
+    });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('Go is not installed');
     expect(r.stderr).toContain('KUBEBUILDER_ASSETS');

@@ -82,7 +82,9 @@ function readKustomization(file: string): Kustomization {
   if (!k || typeof k !== 'object') throw new Error(`${file}: not a kustomization`);
   const unknown = Object.keys(k).filter((f) => !KNOWN_FIELDS.has(f));
   if (unknown.length) {
-    throw new Error(`${file}: scripts/build-install.ts does not understand ${unknown.join(', ')}; use only resources and images, or teach it`);
+    throw new Error(
+      `${file}: scripts/build-install.ts does not understand ${unknown.join(', ')}; use only resources and images, or teach it`,
+    );
   }
   return k as Kustomization;
 }
@@ -113,7 +115,8 @@ function load(kustomizationFile: string, seen = new Set<string>()): { docs: Load
       if (doc.errors.length) throw new Error(`${path}: ${doc.errors[0]!.message}`);
       const object = doc.toJSON() as RenderedObject | null;
       if (!object) continue; // a document of comments only
-      if (!object.apiVersion || !object.kind || !object.metadata?.name) throw new Error(`${path}: a document without apiVersion, kind or metadata.name`);
+      if (!object.apiVersion || !object.kind || !object.metadata?.name)
+        throw new Error(`${path}: a document without apiVersion, kind or metadata.name`);
       docs.push({ doc, object, source: relative(ROOT, path) });
     }
   }
@@ -175,10 +178,15 @@ export function renderInstall(opts: { kustomization?: string; image?: string } =
     seen.add(id);
   }
   const key = (l: Loaded) => [l.object.metadata.namespace ?? '', l.object.metadata.name].join('/');
-  const sorted = [...docs].sort((a, b) => rank(a.object.kind) - rank(b.object.kind) || a.object.kind.localeCompare(b.object.kind) || key(a).localeCompare(key(b)));
+  const sorted = [...docs].sort(
+    (a, b) => rank(a.object.kind) - rank(b.object.kind) || a.object.kind.localeCompare(b.object.kind) || key(a).localeCompare(key(b)),
+  );
   const body = sorted
     .map(({ doc, source }) => {
-      const text = doc.toString({ lineWidth: 0 }).replace(/^---\n/, '').trimEnd();
+      const text = doc
+        .toString({ lineWidth: 0 })
+        .replace(/^---\n/, '')
+        .trimEnd();
       return `# Source: ${source}\n${text}\n`;
     })
     .join('---\n');
@@ -211,16 +219,21 @@ function main(argv: string[]): void {
     if (a === '--image' || a.startsWith('--image=')) image = value();
     else if (a === '--out' || a.startsWith('--out=')) out = resolve(value());
     else if (a === '-h' || a === '--help') {
-      process.stdout.write('Usage: npm run build:install -- [--image REF] [--out FILE]   (default dist/install.yaml; HNC_IMAGE sets --image)\n');
+      process.stdout.write(
+        'Usage: npm run build:install -- [--image REF] [--out FILE]   (default dist/install.yaml; HNC_IMAGE sets --image)\n',
+      );
       return;
     } else throw new Error(`unknown argument ${a}`);
   }
   const rendered = renderInstall({ image });
   const deployment = rendered.objects.find((o) => o.kind === 'Deployment');
-  const usedImage = (deployment?.spec as { template?: { spec?: { containers?: Array<{ image?: string }> } } } | undefined)?.template?.spec?.containers?.[0]?.image;
+  const usedImage = (deployment?.spec as { template?: { spec?: { containers?: Array<{ image?: string }> } } } | undefined)?.template?.spec
+    ?.containers?.[0]?.image;
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, header(usedImage) + rendered.yaml);
-  process.stderr.write(`wrote ${relative(process.cwd(), out).startsWith('..') ? out : relative(process.cwd(), out)}: ${rendered.objects.length} objects${usedImage ? `, image ${usedImage}` : ''}\n`);
+  process.stderr.write(
+    `wrote ${relative(process.cwd(), out).startsWith('..') ? out : relative(process.cwd(), out)}: ${rendered.objects.length} objects${usedImage ? `, image ${usedImage}` : ''}\n`,
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {

@@ -20,7 +20,13 @@ export async function userCan(client: KubeClient, user: UserInfo, check: Resourc
       uid: user.uid,
       groups: user.groups,
       extra: user.extra,
-      resourceAttributes: { verb: check.verb, group: check.group, version: check.version ?? '*', resource: check.resource, namespace: check.namespace },
+      resourceAttributes: {
+        verb: check.verb,
+        group: check.group,
+        version: check.version ?? '*',
+        resource: check.resource,
+        namespace: check.namespace,
+      },
     },
   });
   return review.status?.allowed === true;

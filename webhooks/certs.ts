@@ -58,13 +58,19 @@ export class InternalCertificates {
       const secret = await this.opts.client.get<Secret>(this.path).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
       const current = this.read(secret);
       const renewBefore = (this.opts.renewBeforeDays ?? 30) * DAY_MS;
-      const fresh = current && certificateExpiry(current.cert).getTime() - now > renewBefore && secret?.metadata.annotations?.[SANS_ANNOTATION] === this.names;
+      const fresh =
+        current &&
+        certificateExpiry(current.cert).getTime() - now > renewBefore &&
+        secret?.metadata.annotations?.[SANS_ANNOTATION] === this.names;
       if (fresh) return { cert: current.cert, key: current.key, ca: current.ca };
       const next = await this.issue(secret, now);
       try {
         if (secret) await this.opts.client.replace(this.path, next);
         else await this.opts.client.create(`/api/v1/namespaces/${this.opts.namespace}/secrets`, next);
-        this.opts.logger.info({ namespace: this.opts.namespace, secret: next.metadata.name, names: this.names }, 'issued the webhook serving certificate');
+        this.opts.logger.info(
+          { namespace: this.opts.namespace, secret: next.metadata.name, names: this.names },
+          'issued the webhook serving certificate',
+        );
         return this.read(next)!;
       } catch (err) {
         // Another replica wrote it first: read theirs.
@@ -82,10 +88,14 @@ export class InternalCertificates {
           if (last !== undefined && c.cert !== last) onRenew(c);
           last = c.cert;
         })
-        .catch((err: unknown) => this.opts.logger.warn({ err: (err as Error).message }, 'checking the webhook certificate failed; will retry'));
+        .catch((err: unknown) =>
+          this.opts.logger.warn({ err: (err as Error).message }, 'checking the webhook certificate failed; will retry'),
+        );
     }, everyMs);
     this.timer.unref();
-    void this.ensure().then((c) => (last = c.cert)).catch(() => undefined);
+    void this.ensure()
+      .then((c) => (last = c.cert))
+      .catch(() => undefined);
   }
 
   stop(): void {
@@ -106,10 +116,19 @@ export class InternalCertificates {
     // Keep a CA that is valid for long enough: the configurations' caBundle stays as it is.
     let ca = old ? await CertificateAuthority.load(old.ca, old.caKey) : undefined;
     if (!ca || ca.daysLeft(now) < 2 * (this.opts.validityDays ?? 365)) ca = await CertificateAuthority.create('hnc-ca', 10 * 365);
-    const serving = await ca.issue({ commonName: this.opts.dnsNames[0] ?? 'hnc-webhook', usage: 'server', dnsNames: this.opts.dnsNames, ips: this.opts.ips, days: this.opts.validityDays ?? 365 });
+    const serving = await ca.issue({
+      commonName: this.opts.dnsNames[0] ?? 'hnc-webhook',
+      usage: 'server',
+      dnsNames: this.opts.dnsNames,
+      ips: this.opts.ips,
+      days: this.opts.validityDays ?? 365,
+    });
     return {
       ...(existing ?? {}),
-      metadata: { ...(existing?.metadata ?? { name: this.opts.secretName ?? CERT_SECRET, namespace: this.opts.namespace }), annotations: { ...(existing?.metadata.annotations ?? {}), [SANS_ANNOTATION]: this.names } },
+      metadata: {
+        ...(existing?.metadata ?? { name: this.opts.secretName ?? CERT_SECRET, namespace: this.opts.namespace }),
+        annotations: { ...(existing?.metadata.annotations ?? {}), [SANS_ANNOTATION]: this.names },
+      },
       type: 'kubernetes.io/tls',
       data: { 'tls.crt': b64(serving.cert), 'tls.key': b64(serving.key), 'ca.crt': b64(ca.certPem), 'ca.key': b64(ca.keyPem) },
     };

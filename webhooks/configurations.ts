@@ -33,11 +33,15 @@ function clientConfig(endpoint: Endpoint, path: string, caBundle?: string): Reco
   return { service: { ...endpoint.service, port: endpoint.service.port ?? 443, path }, ...ca };
 }
 
-const notExcluded = (excluded: readonly string[]) => ({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...excluded].sort() }] });
+const notExcluded = (excluded: readonly string[]) => ({
+  matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...excluded].sort() }],
+});
 
 export function validatingConfiguration(input: ConfigurationInput): Manifest {
   const common = { sideEffects: 'None', admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent' };
-  const hnc = (resources: string[], operations: string[]) => [{ apiGroups: ['hnc.x-k8s.io'], apiVersions: ['v1alpha2'], operations, resources, scope: '*' }];
+  const hnc = (resources: string[], operations: string[]) => [
+    { apiGroups: ['hnc.x-k8s.io'], apiVersions: ['v1alpha2'], operations, resources, scope: '*' },
+  ];
   const webhooks: Record<string, unknown>[] = [
     {
       name: Webhook.namespaces.name,
@@ -77,14 +81,25 @@ export function validatingConfiguration(input: ConfigurationInput): Manifest {
       clientConfig: clientConfig(input.endpoint, Webhook.objects.path, input.caBundle),
       rules: input.objectRules
         .filter((r) => r.resources.length)
-        .map((r) => ({ apiGroups: [r.group], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: [...r.resources].sort(), scope: 'Namespaced' })),
+        .map((r) => ({
+          apiGroups: [r.group],
+          apiVersions: ['*'],
+          operations: ['CREATE', 'UPDATE', 'DELETE'],
+          resources: [...r.resources].sort(),
+          scope: 'Namespaced',
+        })),
       namespaceSelector: { matchLabels: { [Label.includedNamespace]: 'true' } },
       failurePolicy: 'Fail',
       timeoutSeconds: 2,
       ...common,
     },
   ];
-  return { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: WebhookConfiguration.validating }, webhooks };
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: WebhookConfiguration.validating },
+    webhooks,
+  };
 }
 
 export function mutatingConfiguration(input: ConfigurationInput): Manifest {

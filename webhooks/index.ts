@@ -85,7 +85,13 @@ export class Webhooks {
       this.serving = await this.certs.ensure();
     }
     const isReady = () => opts.cache.synced;
-    const server = new WebhookServer({ host: opts.host, port: opts.port, cert: this.serving.cert, key: this.serving.key, isReady, allowWhileStarting: new Set([Webhook.namespaceMutator.path]),
+    const server = new WebhookServer({
+      host: opts.host,
+      port: opts.port,
+      cert: this.serving.cert,
+      key: this.serving.key,
+      isReady,
+      allowWhileStarting: new Set([Webhook.namespaceMutator.path]),
       logger: opts.logger,
       onReview: (path, verdict, ms) => {
         const webhook = Object.values(Webhook).find((w) => w.path === path)?.name ?? path;
@@ -119,7 +125,9 @@ export class Webhooks {
   /** The kinds being propagated: the objects webhook guards exactly these. */
   async setPropagatedTypes(types: Array<{ group: string; resource: string; mode: string }>): Promise<void> {
     const byGroup = new Map<string, string[]>();
-    for (const t of types) if (t.mode === PropagationMode.Propagate || t.mode === PropagationMode.AllowPropagate) byGroup.set(t.group, [...(byGroup.get(t.group) ?? []), t.resource]);
+    for (const t of types)
+      if (t.mode === PropagationMode.Propagate || t.mode === PropagationMode.AllowPropagate)
+        byGroup.set(t.group, [...(byGroup.get(t.group) ?? []), t.resource]);
     this.objectRules = [...byGroup].map(([group, resources]) => ({ group, resources })).sort((a, b) => (a.group < b.group ? -1 : 1));
     if (this.server) await this.register();
   }
@@ -157,7 +165,14 @@ export class Webhooks {
       verdict.checks.map(async (check): Promise<CheckAnswer> => {
         try {
           if (check.kind === 'authorize') {
-            return { allowed: await userCan(this.opts.client, r.userInfo, { verb: 'update', group: GROUP, resource: 'hierarchyconfigurations', namespace: check.namespace }) };
+            return {
+              allowed: await userCan(this.opts.client, r.userInfo, {
+                verb: 'update',
+                group: GROUP,
+                resource: 'hierarchyconfigurations',
+                namespace: check.namespace,
+              }),
+            };
           }
           const exists = await this.opts.client.get(`/api/v1/namespaces/${check.namespace}`).then(
             () => true,
@@ -181,8 +196,12 @@ export class Webhooks {
     for (const group of groups) {
       const m = new Map<string, ResourceResolution>();
       try {
-        const version = group === '' ? 'v1' : (await this.opts.client.get<{ preferredVersion?: { version: string } }>(`/apis/${group}`)).preferredVersion?.version;
-        for (const res of version ? await this.discovery.resources(group, version) : []) m.set(res.resource, { namespaced: res.namespaced, kind: res.kind, version: res.version, group });
+        const version =
+          group === ''
+            ? 'v1'
+            : (await this.opts.client.get<{ preferredVersion?: { version: string } }>(`/apis/${group}`)).preferredVersion?.version;
+        for (const res of version ? await this.discovery.resources(group, version) : [])
+          m.set(res.resource, { namespaced: res.namespaced, kind: res.kind, version: res.version, group });
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
@@ -197,7 +216,8 @@ export class Webhooks {
 
   private object(r: AdmissionRequest): Decision {
     const ctx = this.opts.propagation?.context(r.resource.group, r.resource.resource);
-    const propagating = ctx !== undefined && (ctx.type.mode === PropagationMode.Propagate || ctx.type.mode === PropagationMode.AllowPropagate);
+    const propagating =
+      ctx !== undefined && (ctx.type.mode === PropagationMode.Propagate || ctx.type.mode === PropagationMode.AllowPropagate);
     return validateObject(this.h, this.input<PropagatableObject>(r), {
       resource: { group: r.resource.group, resource: r.resource.resource },
       propagating,

@@ -41,13 +41,16 @@ export function decodeReview(body: string): AdmissionRequest {
   }
   const r = review as { apiVersion?: unknown; kind?: unknown; request?: Partial<AdmissionRequest> };
   if (!r || typeof r !== 'object' || r.kind !== 'AdmissionReview') throw new BadReview('the body is not an AdmissionReview');
-  if (r.apiVersion !== 'admission.k8s.io/v1') throw new BadReview(`unsupported AdmissionReview version ${JSON.stringify(r.apiVersion)}; only admission.k8s.io/v1 is served`);
+  if (r.apiVersion !== 'admission.k8s.io/v1')
+    throw new BadReview(`unsupported AdmissionReview version ${JSON.stringify(r.apiVersion)}; only admission.k8s.io/v1 is served`);
   const req = r.request;
   if (!req || typeof req !== 'object') throw new BadReview('the AdmissionReview has no request');
   if (typeof req.uid !== 'string' || !req.uid) throw new BadReview('the request has no uid');
-  if (typeof req.operation !== 'string' || !OPERATIONS.has(req.operation)) throw new BadReview(`unknown operation ${JSON.stringify(req.operation)}`);
+  if (typeof req.operation !== 'string' || !OPERATIONS.has(req.operation))
+    throw new BadReview(`unknown operation ${JSON.stringify(req.operation)}`);
   if (!req.userInfo || typeof req.userInfo.username !== 'string') throw new BadReview('the request has no userInfo.username');
-  if (!req.kind || typeof req.kind.kind !== 'string' || !req.resource || typeof req.resource.resource !== 'string') throw new BadReview('the request has no kind or resource');
+  if (!req.kind || typeof req.kind.kind !== 'string' || !req.resource || typeof req.resource.resource !== 'string')
+    throw new BadReview('the request has no kind or resource');
   for (const f of ['object', 'oldObject'] as const) {
     const o = req[f];
     if (o !== undefined && o !== null && (typeof o !== 'object' || Array.isArray(o))) throw new BadReview(`request.${f} is not an object`);

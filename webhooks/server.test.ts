@@ -15,16 +15,27 @@ afterEach(async () => {
 async function serve(ready: boolean, handler: () => Verdict | Promise<Verdict>) {
   const ca = await CertificateAuthority.create('test-ca');
   const pair = await ca.issue({ commonName: 'webhook', usage: 'server', ips: ['127.0.0.1'] });
-  server = new WebhookServer({ host: '127.0.0.1', port: 0, cert: pair.cert, key: pair.key, isReady: () => ready, allowWhileStarting: new Set(['/mutate']), logger: { ...noopLogger, info: () => undefined } as never });
+  server = new WebhookServer({
+    host: '127.0.0.1',
+    port: 0,
+    cert: pair.cert,
+    key: pair.key,
+    isReady: () => ready,
+    allowWhileStarting: new Set(['/mutate']),
+    logger: { ...noopLogger, info: () => undefined } as never,
+  });
   server.route('/validate', handler).route('/mutate', handler);
   const port = await server.start();
   return (path: string, body: string) =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = https.request({ host: '127.0.0.1', port, path, method: 'POST', ca: ca.certPem, headers: { 'content-type': 'application/json' } }, (res) => {
-        let b = '';
-        res.on('data', (c: Buffer) => (b += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
-      });
+      const req = https.request(
+        { host: '127.0.0.1', port, path, method: 'POST', ca: ca.certPem, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          let b = '';
+          res.on('data', (c: Buffer) => (b += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -34,7 +45,15 @@ const review = (uid = 'u-1') =>
   JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
-    request: { uid, kind: { group: '', version: 'v1', kind: 'Namespace' }, resource: { group: '', version: 'v1', resource: 'namespaces' }, name: 'x', operation: 'CREATE', userInfo: { username: 'alice' }, object: { metadata: { name: 'x' } } },
+    request: {
+      uid,
+      kind: { group: '', version: 'v1', kind: 'Namespace' },
+      resource: { group: '', version: 'v1', resource: 'namespaces' },
+      name: 'x',
+      operation: 'CREATE',
+      userInfo: { username: 'alice' },
+      object: { metadata: { name: 'x' } },
+    },
   });
 
 describe('WebhookServer', () => {
@@ -42,7 +61,11 @@ describe('WebhookServer', () => {
     const post = await serve(true, () => ({ allowed: false, code: 403, reason: 'Forbidden', message: 'namespaces "x" is forbidden: no' }));
     const res = await post('/validate', review('abc'));
     expect(res.status).toBe(200);
-    expect(JSON.parse(res.body).response).toEqual({ uid: 'abc', allowed: false, status: { metadata: {}, status: 'Failure', code: 403, reason: 'Forbidden', message: 'namespaces "x" is forbidden: no' } });
+    expect(JSON.parse(res.body).response).toEqual({
+      uid: 'abc',
+      allowed: false,
+      status: { metadata: {}, status: 'Failure', code: 403, reason: 'Forbidden', message: 'namespaces "x" is forbidden: no' },
+    });
   });
 
   it('encodes a JSON patch for a mutation', async () => {
@@ -55,8 +78,13 @@ describe('WebhookServer', () => {
   it('answers a malformed review with 400, and keeps serving', async () => {
     const post = await serve(true, () => ({ allowed: true }));
     expect((await post('/validate', '{not json')).status).toBe(400);
-    expect((await post('/validate', JSON.stringify({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', request: { uid: 'x' } }))).status).toBe(400);
-    expect((await post('/validate', JSON.stringify({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1beta1', request: {} }))).body).toContain('only admission.k8s.io/v1 is served');
+    expect(
+      (await post('/validate', JSON.stringify({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', request: { uid: 'x' } })))
+        .status,
+    ).toBe(400);
+    expect(
+      (await post('/validate', JSON.stringify({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1beta1', request: {} }))).body,
+    ).toContain('only admission.k8s.io/v1 is served');
     expect(JSON.parse((await post('/validate', review())).body).response.allowed).toBe(true);
   });
 

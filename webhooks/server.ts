@@ -84,19 +84,35 @@ export class WebhookServer {
     }
     let verdict: Verdict;
     if (!this.opts.isReady()) {
-      verdict = this.opts.allowWhileStarting?.has(path) ? { allowed: true } : { allowed: false, code: 503, reason: 'ServiceUnavailable', message: NOT_READY_MESSAGE };
+      verdict = this.opts.allowWhileStarting?.has(path)
+        ? { allowed: true }
+        : { allowed: false, code: 503, reason: 'ServiceUnavailable', message: NOT_READY_MESSAGE };
     } else {
       try {
         verdict = await handler(review);
       } catch (err) {
-        this.opts.logger.error({ path, uid: review.uid, namespace: review.namespace, name: review.name, err: (err as Error).message }, 'webhook handler failed');
+        this.opts.logger.error(
+          { path, uid: review.uid, namespace: review.namespace, name: review.name, err: (err as Error).message },
+          'webhook handler failed',
+        );
         verdict = { allowed: false, code: 500, reason: 'InternalError', message: `Internal error occurred: ${(err as Error).message}` };
       }
     }
     const ms = performance.now() - started;
     this.opts.onReview?.(path, verdict, ms);
     if (!verdict.allowed) {
-      this.opts.logger.info({ path, namespace: review.namespace, name: review.name, user: review.userInfo.username, operation: review.operation, code: verdict.code, reason: verdict.reason }, 'denied');
+      this.opts.logger.info(
+        {
+          path,
+          namespace: review.namespace,
+          name: review.name,
+          user: review.userInfo.username,
+          operation: review.operation,
+          code: verdict.code,
+          reason: verdict.reason,
+        },
+        'denied',
+      );
     }
     // With its length known the answer leaves in one write (no chunked encoding).
     const answer = Buffer.from(encodeResponse(review.uid, verdict));

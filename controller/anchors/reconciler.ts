@@ -11,7 +11,8 @@ import type { Writer } from '../../kube/writer.js';
 import type { Logger } from '../../kube/log.js';
 import { WriteExpectations } from '../../kube/expectations.js';
 
-export const anchorPath = (ns: string, name: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${Plural.SubnamespaceAnchor}/${name}`;
+export const anchorPath = (ns: string, name: string): string =>
+  `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${Plural.SubnamespaceAnchor}/${name}`;
 
 export class AnchorReconciler {
   constructor(
@@ -27,7 +28,8 @@ export class AnchorReconciler {
     if (!current) return;
     // Our last write has not reached the cache yet: its watch event brings this key back.
     if (this.expectations.stale(key, current.metadata.resourceVersion)) return;
-    if (this.expectations.stale(`ns/${current.metadata.name}`, this.hierarchy.namespace(current.metadata.name!) ? 'exists' : undefined)) return;
+    if (this.expectations.stale(`ns/${current.metadata.name}`, this.hierarchy.namespace(current.metadata.name!) ? 'exists' : undefined))
+      return;
     const parent = current.metadata.namespace!;
     const child = current.metadata.name!;
     const plan = planAnchor(this.hierarchy, parent, child);
@@ -59,7 +61,11 @@ export class AnchorReconciler {
     if (finalizers.size) desired.metadata.finalizers = [...finalizers];
     else delete desired.metadata.finalizers;
     if (state !== undefined) desired.status = { ...(desired.status ?? {}), status: state };
-    if (jsonEqual(desired.metadata.finalizers ?? [], current.metadata.finalizers ?? []) && jsonEqual(desired.status ?? {}, current.status ?? {})) return;
+    if (
+      jsonEqual(desired.metadata.finalizers ?? [], current.metadata.finalizers ?? []) &&
+      jsonEqual(desired.status ?? {}, current.status ?? {})
+    )
+      return;
     try {
       await this.writer.replace(anchorPath(parent, child), desired);
       this.expectations.wrote(key, current.metadata.resourceVersion);

@@ -3,7 +3,14 @@
 // restart), and reports status. Status is written only when it changes.
 import { API_VERSION, GROUP, Kind, Plural, Singleton, VERSION } from '../../core/api/constants.js';
 import type { HNCConfiguration, HNCConfigurationStatus } from '../../core/api/types.js';
-import { configStatus, namespaceConditionSummary, resolveConfig, type ConfiguredType, type Resolve, type TypeInfo } from '../../core/config/plan.js';
+import {
+  configStatus,
+  namespaceConditionSummary,
+  resolveConfig,
+  type ConfiguredType,
+  type Resolve,
+  type TypeInfo,
+} from '../../core/config/plan.js';
 import { jsonEqual } from '../../core/util/equal.js';
 import type { PropagationOptions } from '../../core/propagation/decide.js';
 import { isAlreadyExists, isNotFound, type KubeClient } from '../../kube/client.js';
@@ -52,7 +59,12 @@ export class ConfigController {
 
   constructor(private readonly deps: ConfigDeps) {
     this.discovery = new Discovery(deps.client);
-    this.reflector = new Reflector<HNCConfiguration>({ client: deps.client, path: CONFIG_PATH, name: 'hncconfigurations', logger: deps.log });
+    this.reflector = new Reflector<HNCConfiguration>({
+      client: deps.client,
+      path: CONFIG_PATH,
+      name: 'hncconfigurations',
+      logger: deps.log,
+    });
     this.reflector.addHandler(() => this.queue.add(KEY));
     // A CRD that appears (or changes) may be a type the configuration names: resolve again soon.
     this.unsubscribeCrds = deps.cache.crds.addHandler(() => this.queue.addAfter(KEY, STATUS_DELAY_MS));
@@ -103,7 +115,9 @@ export class ConfigController {
 
   /** The kinds propagated now (Propagate or AllowPropagate). */
   propagatingKinds(): Array<{ group: string; kind: string }> {
-    return [...this.propagators.values()].filter((p) => p.currentMode === 'Propagate' || p.currentMode === 'AllowPropagate').map((p) => ({ group: p.type.group, kind: p.type.kind }));
+    return [...this.propagators.values()]
+      .filter((p) => p.currentMode === 'Propagate' || p.currentMode === 'AllowPropagate')
+      .map((p) => ({ group: p.type.group, kind: p.type.kind }));
   }
 
   isIdle(): boolean {
@@ -118,7 +132,12 @@ export class ConfigController {
     if (!config) {
       if (this.deps.cache.crds.store.get(`${Plural.HNCConfiguration}.${GROUP}`)?.metadata.deletionTimestamp) return;
       try {
-        config = await this.deps.writer.create<HNCConfiguration>(CONFIG_PATH, { apiVersion: API_VERSION, kind: Kind.HNCConfiguration, metadata: { name: KEY }, spec: {} });
+        config = await this.deps.writer.create<HNCConfiguration>(CONFIG_PATH, {
+          apiVersion: API_VERSION,
+          kind: Kind.HNCConfiguration,
+          metadata: { name: KEY },
+          spec: {},
+        });
         this.deps.log.info({ name: KEY }, 'created the HNCConfiguration');
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
@@ -131,7 +150,13 @@ export class ConfigController {
       const p = this.propagators.get(typeKey(t));
       return { propagated: p?.numPropagated ?? 0, sources: p?.numSources ?? 0 };
     };
-    const status = configStatus(resolved, counts, namespaceConditionSummary(this.deps.cache.hierarchy), config.status, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+    const status = configStatus(
+      resolved,
+      counts,
+      namespaceConditionSummary(this.deps.cache.hierarchy),
+      config.status,
+      new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    );
     if (!leader || jsonEqual(status, config.status ?? {})) return;
     // Counts move on every copy written: while propagation is under way, wait for it to settle
     // rather than write the status again and again (and after a restart, rather than write
@@ -160,7 +185,11 @@ export class ConfigController {
     }
     for (const [key, t] of wanted) {
       if (this.propagators.has(key)) continue;
-      const p = new TypePropagator(t, { ...this.deps, log: this.deps.log.child({ type: key }), onCounts: () => this.queue.addAfter(KEY, STATUS_DELAY_MS) });
+      const p = new TypePropagator(t, {
+        ...this.deps,
+        log: this.deps.log.child({ type: key }),
+        onCounts: () => this.queue.addAfter(KEY, STATUS_DELAY_MS),
+      });
       this.propagators.set(key, p);
       await p.start();
       this.deps.log.info({ type: key, mode: t.mode }, 'propagating type');
@@ -178,9 +207,21 @@ export class ConfigController {
     const byGroup = new Map<string, TypeInfo[] | string>();
     for (const group of groups) {
       try {
-        const version = group === '' ? 'v1' : (await this.deps.client.get<{ preferredVersion?: { version: string } }>(`/apis/${group}`)).preferredVersion?.version;
+        const version =
+          group === ''
+            ? 'v1'
+            : (await this.deps.client.get<{ preferredVersion?: { version: string } }>(`/apis/${group}`)).preferredVersion?.version;
         if (!version) throw new Error(`no preferred version for group "${group}"`);
-        byGroup.set(group, (await this.discovery.resources(group, version)).map((r) => ({ group, version, resource: r.resource, kind: r.kind, namespaced: r.namespaced })));
+        byGroup.set(
+          group,
+          (await this.discovery.resources(group, version)).map((r) => ({
+            group,
+            version,
+            resource: r.resource,
+            kind: r.kind,
+            namespaced: r.namespaced,
+          })),
+        );
       } catch (err) {
         byGroup.set(group, isNotFound(err) ? '' : (err as Error).message);
       }

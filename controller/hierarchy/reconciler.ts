@@ -31,7 +31,11 @@ export class HierarchyReconciler {
     if (!obj) return; // gone: the model already dropped it and enqueued its relatives
     const current = this.hierarchies.get(`${ns}/${Singleton.hierarchy}`);
     // Our last write has not reached the cache yet: its watch event brings this key back.
-    if (this.expectations.stale(`hc/${ns}`, current?.metadata.resourceVersion) || this.expectations.stale(`ns/${ns}`, obj.metadata.resourceVersion)) return;
+    if (
+      this.expectations.stale(`hc/${ns}`, current?.metadata.resourceVersion) ||
+      this.expectations.stale(`ns/${ns}`, obj.metadata.resourceVersion)
+    )
+      return;
     const plan = planHierarchy(this.hierarchy, ns, current, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
     if (plan.action === 'create') {
       await this.writer.create(hierarchyPath(ns), plan.object);
@@ -40,7 +44,10 @@ export class HierarchyReconciler {
     } else if (plan.action === 'update') {
       await this.writer.replace(hierarchyPath(ns, Singleton.hierarchy), plan.object);
       this.expectations.wrote(`hc/${ns}`, current?.metadata.resourceVersion);
-      this.log.info({ namespace: ns, parent: plan.object.spec?.parent, conditions: plan.object.status?.conditions?.map((c) => c.reason) }, 'updated HierarchyConfiguration');
+      this.log.info(
+        { namespace: ns, parent: plan.object.spec?.parent, conditions: plan.object.status?.conditions?.map((c) => c.reason) },
+        'updated HierarchyConfiguration',
+      );
     }
     if (plan.action !== 'none') this.recordConditionEvents(obj, current?.status?.conditions ?? [], plan.object.status?.conditions ?? []);
     // A namespace on its way out keeps its labels: rewriting them would only race the deletion.
@@ -63,6 +70,8 @@ export class HierarchyReconciler {
     const has = new Set(after.map(key));
     const target = { apiVersion: 'v1', kind: 'Namespace', name: ns.metadata.name, namespace: ns.metadata.name, uid: ns.metadata.uid };
     for (const c of after) if (!had.has(key(c))) void this.events.warn(target, c.reason, c.message);
-    for (const c of before) if (!has.has(key(c))) void this.events.normal(target, `${c.reason}Cleared`, `Condition ${c.type} (${c.reason}) cleared: ${c.message}`);
+    for (const c of before)
+      if (!has.has(key(c)))
+        void this.events.normal(target, `${c.reason}Cleared`, `Condition ${c.type} (${c.reason}) cleared: ${c.message}`);
   }
 }

@@ -5,7 +5,15 @@ import type { PropagationMode } from '../../core/api/constants.js';
 import { EventReason, GROUP } from '../../core/api/constants.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
 import { inheritedFrom, InternPool, isCopy, slimCopy, type PropagatableObject } from '../../core/propagation/copy.js';
-import { SourceSet, namespacesToReplan, planNamespace, sourceWarnings, type PropagationContext, type PropagationOptions, type PropagationType } from '../../core/propagation/decide.js';
+import {
+  SourceSet,
+  namespacesToReplan,
+  planNamespace,
+  sourceWarnings,
+  type PropagationContext,
+  type PropagationOptions,
+  type PropagationType,
+} from '../../core/propagation/decide.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../kube/client.js';
 import { collectionPath } from '../../kube/discovery.js';
 import type { EventRecorder } from '../../kube/events.js';
@@ -45,7 +53,18 @@ export class TypePropagator {
 
   constructor(
     readonly type: ResolvedType,
-    private readonly deps: { client: KubeClient; cache: HierarchyCache; writer: Writer; events: EventRecorder; log: Logger; options?: PropagationOptions; workers: number; isLeader: () => boolean; metrics?: Metrics; onCounts?: () => void },
+    private readonly deps: {
+      client: KubeClient;
+      cache: HierarchyCache;
+      writer: Writer;
+      events: EventRecorder;
+      log: Logger;
+      options?: PropagationOptions;
+      workers: number;
+      isLeader: () => boolean;
+      metrics?: Metrics;
+      onCounts?: () => void;
+    },
   ) {
     this.mode = type.mode;
     this.reflector = new Reflector<Obj>({
@@ -59,7 +78,11 @@ export class TypePropagator {
       },
       logger: deps.log,
     });
-    this.queue = new WorkQueue({ name: typeKey(type), itemBackoff: { initialMs: 50, maxMs: 30_000 }, metrics: queueMetrics(deps.metrics, typeKey(type)) });
+    this.queue = new WorkQueue({
+      name: typeKey(type),
+      itemBackoff: { initialMs: 50, maxMs: 30_000 },
+      metrics: queueMetrics(deps.metrics, typeKey(type)),
+    });
     this.reflector.addHandler((event, obj, old) => this.onObject(event, obj, old));
   }
 
@@ -145,8 +168,14 @@ export class TypePropagator {
         if (!this.pendingSince.has(d)) this.pendingSince.set(d, performance.now());
         this.queue.add(d);
       }
-      if (replan.length) this.deps.log.info({ namespace: ns, name, type: typeKey(this.type), event, descendants: replan.length }, 'source changed: bringing its copies in line');
-      if (after) for (const w of sourceWarnings(after, this.context().type)) void this.deps.events.warn(this.target(after as Obj), w.reason, w.message);
+      if (replan.length)
+        this.deps.log.info(
+          { namespace: ns, name, type: typeKey(this.type), event, descendants: replan.length },
+          'source changed: bringing its copies in line',
+        );
+      if (after)
+        for (const w of sourceWarnings(after, this.context().type))
+          void this.deps.events.warn(this.target(after as Obj), w.reason, w.message);
     }
     void old;
   }
@@ -163,7 +192,13 @@ export class TypePropagator {
   }
 
   private target(obj: Obj) {
-    return { apiVersion: obj.apiVersion, kind: obj.kind ?? this.type.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, uid: obj.metadata.uid };
+    return {
+      apiVersion: obj.apiVersion,
+      kind: obj.kind ?? this.type.kind,
+      namespace: obj.metadata.namespace,
+      name: obj.metadata.name,
+      uid: obj.metadata.uid,
+    };
   }
 
   private path(ns: string, name?: string): string {
@@ -200,17 +235,29 @@ export class TypePropagator {
         failures.push(err as Error);
         const verb = what.startsWith('deleted') ? 'remove' : 'write';
         const msg = (err as Error).message;
-        void this.deps.events.warn({ kind: this.type.kind, namespace: copyNs, name }, EventReason.CannotUpdateObject, `Could not ${verb} from source namespace "${source}": ${msg}.`);
+        void this.deps.events.warn(
+          { kind: this.type.kind, namespace: copyNs, name },
+          EventReason.CannotUpdateObject,
+          `Could not ${verb} from source namespace "${source}": ${msg}.`,
+        );
         const src = this.sources.get(source, name)?.object as Obj | undefined;
-        if (src) void this.deps.events.warn(this.target(src), EventReason.CannotPropagateObject, `Could not ${verb} to destination namespace "${copyNs}": ${msg}.`);
+        if (src)
+          void this.deps.events.warn(
+            this.target(src),
+            EventReason.CannotPropagateObject,
+            `Could not ${verb} to destination namespace "${copyNs}": ${msg}.`,
+          );
       }
     };
-    for (const c of plan.create) await attempt('created copy', ns, c.name, c.source, () => this.deps.writer.create(this.path(ns), c.object));
+    for (const c of plan.create)
+      await attempt('created copy', ns, c.name, c.source, () => this.deps.writer.create(this.path(ns), c.object));
     for (const u of plan.update) {
       if (u.recreate) {
         // An immutable field changed (a RoleBinding's roleRef): delete our copy, then create it anew.
         await attempt('deleted copy to recreate it', ns, u.name, u.source, () =>
-          this.deps.writer.delete(this.path(ns, u.name), { preconditions: { uid: u.existing.metadata?.uid } }).then(() => this.deps.writer.create(this.path(ns), u.object)),
+          this.deps.writer
+            .delete(this.path(ns, u.name), { preconditions: { uid: u.existing.metadata?.uid } })
+            .then(() => this.deps.writer.create(this.path(ns), u.object)),
         );
       } else {
         await attempt('updated copy', ns, u.name, u.source, () => this.deps.writer.replace(this.path(ns, u.name), u.object));
@@ -219,7 +266,9 @@ export class TypePropagator {
     for (const d of plan.delete) {
       // The preconditions make sure it is still our copy, as we saw it, that goes.
       await attempt('deleted copy', ns, d.name, d.inheritedFrom, () =>
-        this.deps.writer.delete(this.path(ns, d.name), { preconditions: { uid: d.existing.metadata?.uid, resourceVersion: d.existing.metadata?.resourceVersion } }),
+        this.deps.writer.delete(this.path(ns, d.name), {
+          preconditions: { uid: d.existing.metadata?.uid, resourceVersion: d.existing.metadata?.resourceVersion },
+        }),
       );
     }
     const conflicts = plan.conflicts.map((c) => `${this.type.kind} "${c.name}" (from "${c.source}")`);

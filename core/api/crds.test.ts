@@ -194,9 +194,14 @@ describe('CRD details', () => {
     for (const kind of ['HierarchyConfiguration', 'HNCConfiguration'] as const) {
       const schema = loadCrd(kind).spec.versions[0]?.schema.openAPIV3Schema ?? {};
       const cond = at(schema, 'status', 'conditions', '[]');
-      expect(Object.keys(cond.properties ?? {}).sort()).toEqual(
-        ['lastTransitionTime', 'message', 'observedGeneration', 'reason', 'status', 'type'],
-      );
+      expect(Object.keys(cond.properties ?? {}).sort()).toEqual([
+        'lastTransitionTime',
+        'message',
+        'observedGeneration',
+        'reason',
+        'status',
+        'type',
+      ]);
       expect([...(cond.required ?? [])].sort()).toEqual(['lastTransitionTime', 'message', 'reason', 'status', 'type']);
       expect(at(cond, 'lastTransitionTime')).toMatchObject({ type: 'string', format: 'date-time' });
       expect(at(cond, 'status').enum).toEqual(['True', 'False', 'Unknown']);
@@ -211,7 +216,11 @@ describe('CRD details', () => {
       { name: 'Limit', type: 'string', jsonPath: '.status.limitsSummary' },
     ]);
     const schema = version?.schema.openAPIV3Schema ?? {};
-    for (const path of [['spec', 'hard'], ['status', 'hard'], ['status', 'used']]) {
+    for (const path of [
+      ['spec', 'hard'],
+      ['status', 'hard'],
+      ['status', 'used'],
+    ]) {
       const quantity = at(schema, ...path, '{}');
       expect(quantity['x-kubernetes-int-or-string']).toBe(true);
       const pattern = new RegExp(String(quantity['pattern']));

@@ -2,14 +2,7 @@
 // match crds/*.yaml (core/api/crds.test.ts checks the two agree where it matters).
 // apiVersion and kind are optional because list items do not always carry them.
 
-import {
-  API_VERSION,
-  AnchorState,
-  ENFORCED_TYPES,
-  PropagationMode,
-  Singleton,
-  type Kind,
-} from './constants.js';
+import { API_VERSION, AnchorState, ENFORCED_TYPES, PropagationMode, Singleton, type Kind } from './constants.js';
 
 /** The subset of metav1.ObjectMeta HNC reads or writes. */
 export interface ObjectMeta {

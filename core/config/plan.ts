@@ -42,12 +42,18 @@ export function resolveConfig(config: HNCConfiguration | undefined, resolve: Res
     const group = spec.group ?? '';
     const key = gr(group, spec.resource);
     if (ENFORCED_TYPES.some((e) => e.group === group && e.resource === spec.resource)) {
-      bad(ClusterReason.MultipleConfigurationsForType, `The sync mode for "${key}" is enforced by HNC as "Propagate" and cannot be overridden`);
+      bad(
+        ClusterReason.MultipleConfigurationsForType,
+        `The sync mode for "${key}" is enforced by HNC as "Propagate" and cannot be overridden`,
+      );
       continue;
     }
     if (seen.has(key)) {
       const first = types.find((t) => gr(t.group, t.resource) === key);
-      bad(ClusterReason.MultipleConfigurationsForType, `Multiple sync mode settings found for "${key}"; all but one ("${first?.mode ?? ''}") will be ignored`);
+      bad(
+        ClusterReason.MultipleConfigurationsForType,
+        `Multiple sync mode settings found for "${key}"; all but one ("${first?.mode ?? ''}") will be ignored`,
+      );
       continue;
     }
     seen.add(key);
@@ -80,9 +86,14 @@ export function namespaceConditionSummary(h: Hierarchy): NamespaceCondition[] {
     for (const reason of reasons as readonly string[]) {
       const names = (byReason.get(`${type}/${reason}`) ?? []).sort();
       if (!names.length) continue;
-      const quoted = names.slice(0, 3).map((n) => `"${n}"`).join(', ');
+      const quoted = names
+        .slice(0, 3)
+        .map((n) => `"${n}"`)
+        .join(', ');
       const message =
-        names.length === 1 ? `Namespaces ${quoted} is affected by "${reason}"` : `${names.length} namespaces ${quoted}${names.length > 3 ? ' ...' : ''} are affected by "${reason}"`;
+        names.length === 1
+          ? `Namespaces ${quoted} is affected by "${reason}"`
+          : `${names.length} namespaces ${quoted}${names.length > 3 ? ' ...' : ''} are affected by "${reason}"`;
       out.push({ type: ConditionType.NamespaceCondition, reason: type, message });
     }
   }
@@ -98,7 +109,13 @@ export interface TypeCounts {
  * The status to write. Conditions are keyed by type (one each, the last wins, as HNC), and keep
  * their lastTransitionTime when unchanged so that a steady state is never rewritten.
  */
-export function configStatus(resolved: ResolvedConfig, counts: (t: ConfiguredType) => TypeCounts, summary: NamespaceCondition[], previous: HNCConfigurationStatus | undefined, now: string): HNCConfigurationStatus {
+export function configStatus(
+  resolved: ResolvedConfig,
+  counts: (t: ConfiguredType) => TypeCounts,
+  summary: NamespaceCondition[],
+  previous: HNCConfigurationStatus | undefined,
+  now: string,
+): HNCConfigurationStatus {
   const resources: ResourceStatus[] = resolved.types
     .map((t) => {
       const c = counts(t);

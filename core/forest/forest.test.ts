@@ -51,7 +51,13 @@ describe('setParent', () => {
   it('sets, keeps and clears a parent, reporting what changed', () => {
     const f = forest('a, b, c');
     expect(f.setParent('c', 'a')).toEqual({
-      ns: 'c', oldParent: undefined, newParent: 'a', changed: true, cycle: undefined, createdCycle: false, formerCycle: undefined,
+      ns: 'c',
+      oldParent: undefined,
+      newParent: 'a',
+      changed: true,
+      cycle: undefined,
+      createdCycle: false,
+      formerCycle: undefined,
     });
     expect(f.setParent('b', 'a').changed).toBe(true);
     expect(f.children('a')).toEqual(['b', 'c']);
@@ -318,7 +324,13 @@ describe('navigation', () => {
 
   it('listings do not depend on the order the forest was built in', () => {
     const g = new Forest();
-    for (const [c, p] of [['other', 'root'], ['leaf2', 'mid'], ['leaf1', 'mid'], ['mid', 'root']] as const) g.setParent(c, p);
+    for (const [c, p] of [
+      ['other', 'root'],
+      ['leaf2', 'mid'],
+      ['leaf1', 'mid'],
+      ['mid', 'root'],
+    ] as const)
+      g.setParent(c, p);
     g.ensure('root');
     for (const ns of f.names()) {
       expect(g.children(ns)).toEqual(f.children(ns));
@@ -375,7 +387,7 @@ describe('tree labels', () => {
     expect(depths(f, 'd', { isHalted: (ns) => ns === 'b' })).toEqual({ d: '0', c: '1', b: '2' });
   });
 
-  it('copy an external root\'s labels shifted by its depth', () => {
+  it("copy an external root's labels shifted by its depth", () => {
     const f = forest('ext -> a -> b');
     const externalTreeLabels = (ns: string) => (ns === 'ext' ? { ext: 0, 'ext-parent': 1 } : undefined);
     expect(depths(f, 'b', { externalTreeLabels })).toEqual({ b: '0', a: '1', ext: '2', 'ext-parent': '3' });

@@ -131,12 +131,18 @@ export class Forest {
 
   /** Existing namespaces, sorted. O(N): for listings, not for hot paths. */
   names(): string[] {
-    return this.allNodes().filter((n) => n.exists).map((n) => n.name).sort();
+    return this.allNodes()
+      .filter((n) => n.exists)
+      .map((n) => n.name)
+      .sort();
   }
 
   /** Missing namespaces (named as parents but not existing), sorted. */
   missing(): string[] {
-    return this.allNodes().filter((n) => !n.exists).map((n) => n.name).sort();
+    return this.allNodes()
+      .filter((n) => !n.exists)
+      .map((n) => n.name)
+      .sort();
   }
 
   /** Existing namespaces without a parent, sorted. Orphans (missing parent) are not roots. */

@@ -3,13 +3,28 @@ import { forestText } from '../forest/dsl.js';
 import { anchorKey } from './hierarchy.js';
 import { namespaceConditions } from './plan.js';
 import { HierarchyPolicy } from './policy.js';
-import { annotationsOf, hcFacts, hierarchy, kvs, labelsOf, nsFacts, sorted, tree, updateAnchor, updateHierarchy, updateNamespace } from './testing.js';
+import {
+  annotationsOf,
+  hcFacts,
+  hierarchy,
+  kvs,
+  labelsOf,
+  nsFacts,
+  sorted,
+  tree,
+  updateAnchor,
+  updateHierarchy,
+  updateNamespace,
+} from './testing.js';
 
 const INCLUDED = { 'hnc.x-k8s.io/included-namespace': 'true' };
 const halted = (reason: string, message: string) => ({ type: 'ActivitiesHalted', reason, message });
 const bad = (reason: string, message: string) => ({ type: 'BadConfiguration', reason, message });
 const ancestorHalted = (ns: string, root: string) =>
-  halted('AncestorHaltActivities', `Propagation paused in "${ns}" and its descendants due to ActivitiesHalted condition on ancestor "${root}"`);
+  halted(
+    'AncestorHaltActivities',
+    `Propagation paused in "${ns}" and its descendants due to ActivitiesHalted condition on ancestor "${root}"`,
+  );
 
 describe('the hierarchy DSL', () => {
   it('gives every name a blank Namespace and an HC naming its parent', () => {
@@ -378,9 +393,13 @@ describe('managed labels and annotations (§4.6)', () => {
   it('ignores illegal keys and reports the last one as BadConfiguration', () => {
     const h = hierarchy('a -> b', { policy });
     updateHierarchy(h, 'a', { labels: kvs({ team: 't', bad: 'x', 'worse/key': 'y' }), annotations: kvs({ nope: 'z' }) });
-    expect(h.ownConditions('a')).toEqual([bad('IllegalManagedAnnotation', 'Not a legal managed annotation (set via --managed-namespace-annotation): nope')]);
+    expect(h.ownConditions('a')).toEqual([
+      bad('IllegalManagedAnnotation', 'Not a legal managed annotation (set via --managed-namespace-annotation): nope'),
+    ]);
     updateHierarchy(h, 'a', { annotations: [] });
-    expect(h.ownConditions('a')).toEqual([bad('IllegalManagedLabel', 'Not a legal managed label (set via --managed-namespace-label): worse/key')]);
+    expect(h.ownConditions('a')).toEqual([
+      bad('IllegalManagedLabel', 'Not a legal managed label (set via --managed-namespace-label): worse/key'),
+    ]);
     expect(h.isHalted('a')).toBe(false);
     expect(namespaceConditions(h, 'b')).toEqual([]);
     expect(labelsOf(h, 'b')).toEqual({ ...INCLUDED, ...tree({ a: 1, b: 0 }), team: 't' });
@@ -412,7 +431,9 @@ describe('managed labels and annotations (§4.6)', () => {
     expect(sorted(affected)).toEqual({ namespaces: ['a', 'b'], anchors: ['a/b'] });
     expect(labelsOf(h, 'b')).toEqual({ ...INCLUDED, ...tree({ a: 1, b: 0 }), team: 'anchor' });
     expect(annotationsOf(h, 'b')).toEqual({ 'hnc.x-k8s.io/subnamespace-of': 'a', note: 'n' });
-    expect(h.ownConditions('b')).toEqual([bad('IllegalManagedLabel', 'Not a legal managed label (set via --managed-namespace-label): bad')]);
+    expect(h.ownConditions('b')).toEqual([
+      bad('IllegalManagedLabel', 'Not a legal managed label (set via --managed-namespace-label): bad'),
+    ]);
     // With the anchor gone, the HC spec (which HNC copied from the anchor) is the source again.
     h.setAnchor('a', 'b', undefined);
     expect(labelsOf(h, 'b')).toEqual({ ...INCLUDED, ...tree({ a: 1, b: 0 }), team: 'hc' });

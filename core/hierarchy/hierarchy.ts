@@ -148,7 +148,8 @@ export class Hierarchy {
     this.changed();
     const affected = emptyAffected();
     if (state.hierarchy !== this.crdsDeleting.hierarchy) for (const ns of this.namespaces.keys()) affected.namespaces.add(ns);
-    if (state.anchor !== this.crdsDeleting.anchor) for (const [p, m] of this.anchors) for (const c of m.keys()) affected.anchors.add(anchorKey(p, c));
+    if (state.anchor !== this.crdsDeleting.anchor)
+      for (const [p, m] of this.anchors) for (const c of m.keys()) affected.anchors.add(anchorKey(p, c));
     this.crdsDeleting = { ...state };
     return affected;
   }
@@ -242,7 +243,11 @@ export class Hierarchy {
     const hc = this.hierarchies.get(ns);
     const facts = this.namespaces.get(ns);
     if (this.crdsDeleting.hierarchy && (!hc || hc.deleting)) {
-      set(ConditionType.ActivitiesHalted, NamespaceReason.DeletingCRD, 'The HierarchyConfiguration CRD is being deleted; all propagation is disabled.');
+      set(
+        ConditionType.ActivitiesHalted,
+        NamespaceReason.DeletingCRD,
+        'The HierarchyConfiguration CRD is being deleted; all propagation is disabled.',
+      );
     }
     const subnsOf = this.subnamespaceOf(ns);
     if (subnsOf && facts && !facts.deleting && !this.anchor(subnsOf, ns)) {
@@ -250,18 +255,28 @@ export class Hierarchy {
     }
     const parent = this.effectiveParent(ns);
     if (parent !== undefined) {
-      if (!this.isManaged(parent)) set(ConditionType.ActivitiesHalted, NamespaceReason.IllegalParent, `Parent "${parent}" is an unmanaged namespace`);
-      else if (!this.forest.exists(parent)) set(ConditionType.ActivitiesHalted, NamespaceReason.ParentMissing, `Parent "${parent}" does not exist`);
+      if (!this.isManaged(parent))
+        set(ConditionType.ActivitiesHalted, NamespaceReason.IllegalParent, `Parent "${parent}" is an unmanaged namespace`);
+      else if (!this.forest.exists(parent))
+        set(ConditionType.ActivitiesHalted, NamespaceReason.ParentMissing, `Parent "${parent}" does not exist`);
     }
     const cycle = this.forest.cycleText(ns);
     if (cycle !== undefined) set(ConditionType.ActivitiesHalted, NamespaceReason.InCycle, `Namespace is a member of the cycle: ${cycle}`);
     const conflicts = [...(this.objectConflicts.get(ns)?.values() ?? [])].flat().sort();
     if (conflicts.length) set(ObjectConflictCondition.type, ObjectConflictCondition.reason, objectConflictMessage(conflicts));
     for (const key of this.illegalManaged(ns, 'labels')) {
-      set(ConditionType.BadConfiguration, NamespaceReason.IllegalManagedLabel, `Not a legal managed label (set via --managed-namespace-label): ${key}`);
+      set(
+        ConditionType.BadConfiguration,
+        NamespaceReason.IllegalManagedLabel,
+        `Not a legal managed label (set via --managed-namespace-label): ${key}`,
+      );
     }
     for (const key of this.illegalManaged(ns, 'annotations')) {
-      set(ConditionType.BadConfiguration, NamespaceReason.IllegalManagedAnnotation, `Not a legal managed annotation (set via --managed-namespace-annotation): ${key}`);
+      set(
+        ConditionType.BadConfiguration,
+        NamespaceReason.IllegalManagedAnnotation,
+        `Not a legal managed annotation (set via --managed-namespace-annotation): ${key}`,
+      );
     }
     return [...byType.values()];
   }
@@ -409,7 +424,12 @@ function emptyAffected(): Affected {
 }
 
 function sameInherited(a: HierarchyFacts, b: HierarchyFacts): boolean {
-  return a.allowCascadingDeletion === b.allowCascadingDeletion && sameKvps(a.labels, b.labels) && sameKvps(a.annotations, b.annotations) && a.deleting === b.deleting;
+  return (
+    a.allowCascadingDeletion === b.allowCascadingDeletion &&
+    sameKvps(a.labels, b.labels) &&
+    sameKvps(a.annotations, b.annotations) &&
+    a.deleting === b.deleting
+  );
 }
 
 function sameKvps(a: readonly MetaKVP[], b: readonly MetaKVP[]): boolean {

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { Condition, HierarchyConfiguration } from '../api/types.js';
 import type { Hierarchy } from './hierarchy.js';
-import { EPOCH, desiredNamespaceMetadata, metadataPatch, newSubnamespaceMetadata, planAnchor, planHierarchy, type HierarchyAction, type Metadata } from './plan.js';
+import {
+  EPOCH,
+  desiredNamespaceMetadata,
+  metadataPatch,
+  newSubnamespaceMetadata,
+  planAnchor,
+  planHierarchy,
+  type HierarchyAction,
+  type Metadata,
+} from './plan.js';
 import { hierarchy, kvs, metadataOf, nsFacts, tree, updateAnchor, updateHierarchy, updateNamespace } from './testing.js';
 
 const NOW = '2025-06-01T12:00:00Z';
@@ -12,7 +21,10 @@ const HAS_SUBNS = 'hnc.x-k8s.io/hasSubnamespace';
 const SUBNS_OF = 'hnc.x-k8s.io/subnamespace-of';
 
 /** An HC object as the API server would hold it. */
-function hc(ns: string, rest: Omit<Partial<HierarchyConfiguration>, 'metadata'> & { finalizers?: string[]; deletionTimestamp?: string } = {}): HierarchyConfiguration {
+function hc(
+  ns: string,
+  rest: Omit<Partial<HierarchyConfiguration>, 'metadata'> & { finalizers?: string[]; deletionTimestamp?: string } = {},
+): HierarchyConfiguration {
   const { finalizers, deletionTimestamp, ...body } = rest;
   return {
     apiVersion: 'hnc.x-k8s.io/v1alpha2',
@@ -36,7 +48,13 @@ function settle(h: Hierarchy, ns: string, current?: HierarchyConfiguration): Hie
   return settled;
 }
 
-const cond = (type: string, reason: string, message: string, lastTransitionTime: string): Condition => ({ type, status: 'True', reason, message, lastTransitionTime });
+const cond = (type: string, reason: string, message: string, lastTransitionTime: string): Condition => ({
+  type,
+  status: 'True',
+  reason,
+  message,
+  lastTransitionTime,
+});
 const parentMissing = (p: string, at: string) => cond('ActivitiesHalted', 'ParentMissing', `Parent "${p}" does not exist`, at);
 
 describe('planHierarchy (§1.2, §4.2, §4.8)', () => {
@@ -55,7 +73,12 @@ describe('planHierarchy (§1.2, §4.2, §4.8)', () => {
     const h = hierarchy('a -> b', { subns: ['b'] });
     expect(planHierarchy(h, 'b', undefined, NOW)).toEqual({
       action: 'create',
-      object: { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchyConfiguration', metadata: { name: 'hierarchy', namespace: 'b' }, spec: { parent: 'a' } },
+      object: {
+        apiVersion: 'hnc.x-k8s.io/v1alpha2',
+        kind: 'HierarchyConfiguration',
+        metadata: { name: 'hierarchy', namespace: 'b' },
+        spec: { parent: 'a' },
+      },
     });
     expect(planHierarchy(h, 'a', undefined, NOW)).toEqual({
       action: 'create',
@@ -120,7 +143,12 @@ describe('planHierarchy (§1.2, §4.2, §4.8)', () => {
 
     const c = written(planHierarchy(h, 'c', hc('c', { spec: { parent: 'b' } }), NOW));
     expect(c.status?.conditions).toEqual([
-      cond('ActivitiesHalted', 'AncestorHaltActivities', 'Propagation paused in "c" and its descendants due to ActivitiesHalted condition on ancestor "b"', '1970-01-01T00:00:00Z'),
+      cond(
+        'ActivitiesHalted',
+        'AncestorHaltActivities',
+        'Propagation paused in "c" and its descendants due to ActivitiesHalted condition on ancestor "b"',
+        '1970-01-01T00:00:00Z',
+      ),
     ]);
     expect(EPOCH).toBe('1970-01-01T00:00:00Z');
 
@@ -156,7 +184,9 @@ describe('planHierarchy (§1.2, §4.2, §4.8)', () => {
     h.setAnchor('a', 'b', undefined);
     const obj = written(planHierarchy(h, 'b', hc('b', { spec: { parent: 'x' } }), NOW));
     expect(obj.spec).toEqual({ parent: 'a' });
-    expect(obj.status).toEqual({ conditions: [cond('BadConfiguration', 'SubnamespaceAnchorMissing', 'The anchor is missing in the parent namespace', NOW)] });
+    expect(obj.status).toEqual({
+      conditions: [cond('BadConfiguration', 'SubnamespaceAnchorMissing', 'The anchor is missing in the parent namespace', NOW)],
+    });
   });
 
   it("copies a subnamespace's managed metadata from its anchor into its HC spec", () => {
@@ -164,7 +194,14 @@ describe('planHierarchy (§1.2, §4.2, §4.8)', () => {
     updateAnchor(h, 'a', 'b', { labels: kvs({ team: 't' }), annotations: kvs({ note: 'n' }) });
     const obj = written(planHierarchy(h, 'b', hc('b', { spec: { parent: 'a', labels: kvs({ team: 'old' }) } }), NOW));
     expect(obj.spec).toEqual({ parent: 'a', labels: [{ key: 'team', value: 't' }], annotations: [{ key: 'note', value: 'n' }] });
-    expect(obj.status?.conditions).toEqual([cond('BadConfiguration', 'IllegalManagedAnnotation', 'Not a legal managed annotation (set via --managed-namespace-annotation): note', NOW)]);
+    expect(obj.status?.conditions).toEqual([
+      cond(
+        'BadConfiguration',
+        'IllegalManagedAnnotation',
+        'Not a legal managed annotation (set via --managed-namespace-annotation): note',
+        NOW,
+      ),
+    ]);
     updateAnchor(h, 'a', 'b', { labels: [], annotations: [] });
     expect(written(planHierarchy(h, 'b', obj, NOW)).spec).toEqual({ parent: 'a' });
   });
@@ -230,10 +267,15 @@ describe('planHierarchy (§1.2, §4.2, §4.8)', () => {
     expect(obj.metadata.finalizers).toBeUndefined();
     expect(obj.status).toEqual({
       children: ['b'],
-      conditions: [cond('ActivitiesHalted', 'DeletingCRD', 'The HierarchyConfiguration CRD is being deleted; all propagation is disabled.', NOW)],
+      conditions: [
+        cond('ActivitiesHalted', 'DeletingCRD', 'The HierarchyConfiguration CRD is being deleted; all propagation is disabled.', NOW),
+      ],
     });
     // An HC not (yet) marked for deletion does not keep the finalizer while the CRD goes.
-    expect(written(planHierarchy(h, 'a', { ...current, metadata: { ...current.metadata, deletionTimestamp: undefined } }, NOW)).metadata.finalizers).toBeUndefined();
+    expect(
+      written(planHierarchy(h, 'a', { ...current, metadata: { ...current.metadata, deletionTimestamp: undefined } }, NOW)).metadata
+        .finalizers,
+    ).toBeUndefined();
   });
 });
 
@@ -241,7 +283,10 @@ describe('desiredNamespaceMetadata and metadataPatch (§4.1, §4.5-§4.7)', () =
   it('removes only the included-namespace label from an unmanaged namespace', () => {
     const h = hierarchy('kube-system');
     const current = { labels: { ...INCLUDED, ...tree({ x: 1 }), team: 'a' }, annotations: { [SUBNS_OF]: 'x' } };
-    expect(desiredNamespaceMetadata(h, 'kube-system', current)).toEqual({ labels: { ...tree({ x: 1 }), team: 'a' }, annotations: { [SUBNS_OF]: 'x' } });
+    expect(desiredNamespaceMetadata(h, 'kube-system', current)).toEqual({
+      labels: { ...tree({ x: 1 }), team: 'a' },
+      annotations: { [SUBNS_OF]: 'x' },
+    });
   });
 
   it('does not modify its input', () => {
@@ -267,7 +312,13 @@ describe('desiredNamespaceMetadata and metadataPatch (§4.1, §4.5-§4.7)', () =
     const current = metadataOf(h, 'c');
     const desired = desiredNamespaceMetadata(h, 'c', current);
     expect(metadataPatch(current, desired)).toEqual({
-      labels: { 'hnc.x-k8s.io/included-namespace': 'true', 'a.tree.hnc.x-k8s.io/depth': '2', 'b.tree.hnc.x-k8s.io/depth': '1', team: 't', 'z.tree.hnc.x-k8s.io/depth': null },
+      labels: {
+        'hnc.x-k8s.io/included-namespace': 'true',
+        'a.tree.hnc.x-k8s.io/depth': '2',
+        'b.tree.hnc.x-k8s.io/depth': '1',
+        team: 't',
+        'z.tree.hnc.x-k8s.io/depth': null,
+      },
     });
     updateNamespace(h, 'c', desired);
     expect(metadataPatch(metadataOf(h, 'c'), desiredNamespaceMetadata(h, 'c', metadataOf(h, 'c')))).toBeUndefined();
@@ -295,7 +346,14 @@ describe('planAnchor (§6)', () => {
       finalizer: true,
       deleteNamespace: false,
       create: {
-        labels: { ...INCLUDED, 'new.tree.hnc.x-k8s.io/depth': '0', 'p.tree.hnc.x-k8s.io/depth': '1', 'a.tree.hnc.x-k8s.io/depth': '2', team: 'a', env: 'prod' },
+        labels: {
+          ...INCLUDED,
+          'new.tree.hnc.x-k8s.io/depth': '0',
+          'p.tree.hnc.x-k8s.io/depth': '1',
+          'a.tree.hnc.x-k8s.io/depth': '2',
+          team: 'a',
+          env: 'prod',
+        },
         annotations: { [SUBNS_OF]: 'p', note: 'from-a' },
       },
     });
@@ -310,7 +368,8 @@ describe('planAnchor (§6)', () => {
     ['below an illegal parent', 'kube-system -> o -> p', []],
   ])('needs no second write once created, in %s', (_what, text, subns) => {
     const h = hierarchy(text, { policy, subns });
-    for (const ns of h.namespaceNames()) updateHierarchy(h, ns, { labels: kvs({ team: ns, env: `${ns}-env` }), annotations: kvs({ note: ns }) });
+    for (const ns of h.namespaceNames())
+      updateHierarchy(h, ns, { labels: kvs({ team: ns, env: `${ns}-env` }), annotations: kvs({ note: ns }) });
     for (const s of subns) updateAnchor(h, h.forest.parent(s)!, s, { labels: kvs({ team: s }) });
     updateAnchor(h, 'p', 'new', { labels: kvs({ team: 'new', env: 'new' }), annotations: kvs({ note: 'new' }) });
     const created = createFromPlan(h, 'p', 'new');
@@ -321,7 +380,10 @@ describe('planAnchor (§6)', () => {
 
   it('needs no second write below an external namespace', () => {
     const h = hierarchy('ext', { policy });
-    updateNamespace(h, 'ext', { annotations: { 'hnc.x-k8s.io/managed-by': 'argocd' }, labels: { ...tree({ ext: 0, org: 1 }), team: 'platform' } });
+    updateNamespace(h, 'ext', {
+      annotations: { 'hnc.x-k8s.io/managed-by': 'argocd' },
+      labels: { ...tree({ ext: 0, org: 1 }), team: 'platform' },
+    });
     updateAnchor(h, 'ext', 'new');
     const created = createFromPlan(h, 'ext', 'new');
     expect(created.labels).toEqual({ ...INCLUDED, ...tree({ new: 0, ext: 1, org: 2 }), team: 'platform' });

@@ -1,6 +1,18 @@
 // Desired state of namespaces, HierarchyConfigurations and anchors, computed from the hierarchy
 // model alone, and the minimal change from what exists. Reconcilers only execute these plans.
-import { AnchorState, Annotation, ConditionType, Finalizer, Label, NamespaceReason, Singleton, API_VERSION, Kind, treeLabel, treeLabelNamespace } from '../api/constants.js';
+import {
+  AnchorState,
+  Annotation,
+  ConditionType,
+  Finalizer,
+  Label,
+  NamespaceReason,
+  Singleton,
+  API_VERSION,
+  Kind,
+  treeLabel,
+  treeLabelNamespace,
+} from '../api/constants.js';
 import type { Condition, HierarchyConfiguration, MetaKVP } from '../api/types.js';
 import { jsonEqual } from '../util/equal.js';
 import type { Hierarchy, NamespaceCondition } from './hierarchy.js';
@@ -68,7 +80,9 @@ export type HierarchyAction = { action: 'none' } | { action: 'create' | 'update'
 export function planHierarchy(h: Hierarchy, ns: string, current: HierarchyConfiguration | undefined, now: string): HierarchyAction {
   const facts = h.namespace(ns);
   if (!facts) return { action: 'none' };
-  const base: HierarchyConfiguration = current ? structuredClone(current) : { apiVersion: API_VERSION, kind: Kind.HierarchyConfiguration, metadata: { name: Singleton.hierarchy, namespace: ns } };
+  const base: HierarchyConfiguration = current
+    ? structuredClone(current)
+    : { apiVersion: API_VERSION, kind: Kind.HierarchyConfiguration, metadata: { name: Singleton.hierarchy, namespace: ns } };
   const finalizers = new Set(base.metadata.finalizers ?? []);
   const spec = { ...(base.spec ?? {}) };
   const status = { ...(base.status ?? {}) };
@@ -109,12 +123,16 @@ export function planHierarchy(h: Hierarchy, ns: string, current: HierarchyConfig
   if (!Object.keys(status).length) delete desired.status;
 
   if (!current) {
-    const trivial = !spec.parent && !status.children && !status.conditions && !finalizers.size && !spec.labels?.length && !spec.annotations?.length;
+    const trivial =
+      !spec.parent && !status.children && !status.conditions && !finalizers.size && !spec.labels?.length && !spec.annotations?.length;
     // No object for a plain root with nothing to say, nor for a namespace on its way out.
     if (trivial || facts.deleting || h.hierarchyCrdDeleting) return { action: 'none' };
     return { action: 'create', object: desired };
   }
-  const same = jsonEqual(current.spec ?? {}, desired.spec ?? {}) && jsonEqual(current.status ?? {}, desired.status ?? {}) && jsonEqual(current.metadata.finalizers ?? [], desired.metadata.finalizers ?? []);
+  const same =
+    jsonEqual(current.spec ?? {}, desired.spec ?? {}) &&
+    jsonEqual(current.status ?? {}, desired.status ?? {}) &&
+    jsonEqual(current.metadata.finalizers ?? [], desired.metadata.finalizers ?? []);
   return same ? { action: 'none' } : { action: 'update', object: desired };
 }
 
@@ -168,7 +186,12 @@ export function planAnchor(h: Hierarchy, parent: string, child: string): AnchorP
   // Uninstalling: finalize without cascading any deletion (§4.9).
   if (h.anchorCrdDeleting) return { ...none, state };
   if (!anchor.deleting) {
-    return { state, finalizer: true, deleteNamespace: false, ...(state === AnchorState.Missing && { create: newSubnamespaceMetadata(h, parent, child) }) };
+    return {
+      state,
+      finalizer: true,
+      deleteNamespace: false,
+      ...(state === AnchorState.Missing && { create: newSubnamespaceMetadata(h, parent, child) }),
+    };
   }
   if (state !== AnchorState.Ok) return { ...none, state };
   if (ns!.deleting) return { state, finalizer: true, deleteNamespace: false };
@@ -187,7 +210,11 @@ export function newSubnamespaceMetadata(h: Hierarchy, parent: string, child: str
   for (const [k, v] of Object.entries(h.treeLabels(parent))) labels[k] = String(Number(v) + 1);
   const anchor = h.anchor(parent, child);
   const legal = (kind: 'labels' | 'annotations') =>
-    Object.fromEntries((anchor?.[kind] ?? []).filter((kv) => (kind === 'labels' ? h.policy.isManagedLabel(kv.key) : h.policy.isManagedAnnotation(kv.key))).map((kv) => [kv.key, kv.value]));
+    Object.fromEntries(
+      (anchor?.[kind] ?? [])
+        .filter((kv) => (kind === 'labels' ? h.policy.isManagedLabel(kv.key) : h.policy.isManagedAnnotation(kv.key)))
+        .map((kv) => [kv.key, kv.value]),
+    );
   Object.assign(labels, legal('labels'), h.inheritedManaged(parent, 'labels'));
   const annotations = { [Annotation.subnamespaceOf]: parent, ...legal('annotations'), ...h.inheritedManaged(parent, 'annotations') };
   return { labels, annotations };

@@ -56,7 +56,9 @@ describe('HierarchyPolicy: managed namespaces (§4.1)', () => {
 
   it('rejects an invalid included-namespace regex with a PolicyError naming the flag', () => {
     expect(() => new HierarchyPolicy({ includedNamespaceRegex: 'team-(' })).toThrow(PolicyError);
-    expect(() => new HierarchyPolicy({ includedNamespaceRegex: 'team-(' })).toThrow(/^--included-namespace-regex "team-\(" is not a valid regular expression: /);
+    expect(() => new HierarchyPolicy({ includedNamespaceRegex: 'team-(' })).toThrow(
+      /^--included-namespace-regex "team-\(" is not a valid regular expression: /,
+    );
   });
 });
 
@@ -93,13 +95,19 @@ describe('HierarchyPolicy: managed labels and annotations (§4.6)', () => {
     expect(() => new HierarchyPolicy({ managedLabels: ['hnc\\.x-k8s\\.io/.*'] })).toThrow(
       '--managed-namespace-label "hnc\\.x-k8s\\.io/.*" may not match "hnc.x-k8s.io/included-namespace", which HNC itself manages',
     );
-    expect(() => new HierarchyPolicy({ managedLabels: ['.*\\.tree\\.hnc\\.x-k8s\\.io/depth'] })).toThrow(/may not match "default\.tree\.hnc\.x-k8s\.io\/depth"/);
+    expect(() => new HierarchyPolicy({ managedLabels: ['.*\\.tree\\.hnc\\.x-k8s\\.io/depth'] })).toThrow(
+      /may not match "default\.tree\.hnc\.x-k8s\.io\/depth"/,
+    );
     expect(() => new HierarchyPolicy({ managedAnnotations: ['example\\.com/.*'] })).not.toThrow();
   });
 
   it('rejects an invalid managed label or annotation regex', () => {
-    expect(() => new HierarchyPolicy({ managedLabels: ['team['] })).toThrow(/^--managed-namespace-label "team\[" is not a valid regular expression: /);
-    expect(() => new HierarchyPolicy({ managedAnnotations: ['*'] })).toThrow(/^--managed-namespace-annotation "\*" is not a valid regular expression: /);
+    expect(() => new HierarchyPolicy({ managedLabels: ['team['] })).toThrow(
+      /^--managed-namespace-label "team\[" is not a valid regular expression: /,
+    );
+    expect(() => new HierarchyPolicy({ managedAnnotations: ['*'] })).toThrow(
+      /^--managed-namespace-annotation "\*" is not a valid regular expression: /,
+    );
     try {
       new HierarchyPolicy({ managedLabels: ['('] });
       expect.unreachable();

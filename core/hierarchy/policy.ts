@@ -41,7 +41,13 @@ export class HierarchyPolicy {
       (list ?? []).map((re) => {
         const r = anchored(re, flag);
         // A regex that matches HNC's own keys would strip or rewrite HNC's bookkeeping.
-        const own = [GROUP, `${GROUP}/included-namespace`, `${GROUP}/subnamespace-of`, `${GROUP}/managed-by`, `default.tree.${GROUP}/depth`].find((k) => r.test(k));
+        const own = [
+          GROUP,
+          `${GROUP}/included-namespace`,
+          `${GROUP}/subnamespace-of`,
+          `${GROUP}/managed-by`,
+          `default.tree.${GROUP}/depth`,
+        ].find((k) => r.test(k));
         if (own !== undefined) throw new PolicyError(`${flag} "${re}" may not match "${own}", which HNC itself manages`);
         return r;
       });

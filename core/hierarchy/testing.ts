@@ -21,7 +21,12 @@ export interface HierarchyOptions {
   subns?: readonly string[];
 }
 
-export const nsFacts = (facts: Partial<NamespaceFacts> = {}): NamespaceFacts => ({ labels: {}, annotations: {}, deleting: false, ...facts });
+export const nsFacts = (facts: Partial<NamespaceFacts> = {}): NamespaceFacts => ({
+  labels: {},
+  annotations: {},
+  deleting: false,
+  ...facts,
+});
 
 export const hcFacts = (facts: Partial<HierarchyFacts> = {}): HierarchyFacts => ({
   parent: undefined,
@@ -90,7 +95,11 @@ export function metadataOf(h: Hierarchy, ns: string): Metadata {
 export const labelsOf = (h: Hierarchy, ns: string): Record<string, string> => desiredNamespaceMetadata(h, ns, metadataOf(h, ns)).labels;
 
 /** The annotations the hierarchy reconciler would give the namespace. */
-export const annotationsOf = (h: Hierarchy, ns: string): Record<string, string> => desiredNamespaceMetadata(h, ns, metadataOf(h, ns)).annotations;
+export const annotationsOf = (h: Hierarchy, ns: string): Record<string, string> =>
+  desiredNamespaceMetadata(h, ns, metadataOf(h, ns)).annotations;
 
 /** An Affected set as sorted arrays, for one-line assertions. */
-export const sorted = (a: Affected): { namespaces: string[]; anchors: string[] } => ({ namespaces: [...a.namespaces].sort(), anchors: [...a.anchors].sort() });
+export const sorted = (a: Affected): { namespaces: string[]; anchors: string[] } => ({
+  namespaces: [...a.namespaces].sort(),
+  anchors: [...a.anchors].sort(),
+});

@@ -1,6 +1,21 @@
 import { deepFreeze } from '../util/freeze.js';
 import { describe, expect, it } from 'vitest';
-import { canonical, copyPolicy, DEFAULT_NEVER_COPIED_KEYS, desiredCopy, equalCopy, InternPool, isCopy, isCurrentCopy, slimCopy, isHncKey, KeySet, needsRecreate, updatedCopy, type PropagatableObject } from './copy.js';
+import {
+  canonical,
+  copyPolicy,
+  DEFAULT_NEVER_COPIED_KEYS,
+  desiredCopy,
+  equalCopy,
+  InternPool,
+  isCopy,
+  isCurrentCopy,
+  slimCopy,
+  isHncKey,
+  KeySet,
+  needsRecreate,
+  updatedCopy,
+  type PropagatableObject,
+} from './copy.js';
 
 /** The fields of a served RoleBinding copy these tests edit. */
 interface RoleBindingJson {
@@ -15,7 +30,9 @@ const SECRET = { group: '', kind: 'Secret' };
 const CONFIGMAP = { group: '', kind: 'ConfigMap' };
 
 /** A RoleBinding as the API server returns it, with all the server-set metadata. */
-function served(overrides: { labels?: Record<string, string>; annotations?: Record<string, string>; roleRef?: object } = {}): PropagatableObject {
+function served(
+  overrides: { labels?: Record<string, string>; annotations?: Record<string, string>; roleRef?: object } = {},
+): PropagatableObject {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'RoleBinding',
@@ -40,7 +57,18 @@ function served(overrides: { labels?: Record<string, string>; annotations?: Reco
 
 /** The copy as it would come back from the server after being written into `ns`. */
 function servedCopy(copy: PropagatableObject, ns: string, extra: Record<string, unknown> = {}): PropagatableObject {
-  return { ...structuredClone(copy), metadata: { ...structuredClone(copy.metadata), namespace: ns, uid: 'uid-copy', resourceVersion: '7', creationTimestamp: '2025-02-02T00:00:00Z', managedFields: [{ manager: 'hnc' }], ...extra } };
+  return {
+    ...structuredClone(copy),
+    metadata: {
+      ...structuredClone(copy.metadata),
+      namespace: ns,
+      uid: 'uid-copy',
+      resourceVersion: '7',
+      creationTimestamp: '2025-02-02T00:00:00Z',
+      managedFields: [{ manager: 'hnc' }],
+      ...extra,
+    },
+  };
 }
 
 describe('the canonical copy of a source (§5.6)', () => {
@@ -64,24 +92,52 @@ describe('the canonical copy of a source (§5.6)', () => {
       annotations: { 'propagate.hnc.x-k8s.io/treeSelect': 'child', 'note.example.com/x': 'y', 'nothnc.x-k8s.io.example.com/z': 'kept' },
     });
     const copy = desiredCopy(src, 'root', 'child');
-    expect(copy.metadata?.labels).toEqual({ keep: 'me', 'app.kubernetes.io/managed-by': 'hnc.x-k8s.io', 'hnc.x-k8s.io/inherited-from': 'root' });
+    expect(copy.metadata?.labels).toEqual({
+      keep: 'me',
+      'app.kubernetes.io/managed-by': 'hnc.x-k8s.io',
+      'hnc.x-k8s.io/inherited-from': 'root',
+    });
     expect(copy.metadata?.annotations).toEqual({ 'note.example.com/x': 'y', 'nothnc.x-k8s.io.example.com/z': 'kept' });
   });
 
   it('never copies GitOps tracking keys by default', () => {
     const src = served({
-      labels: { 'app.kubernetes.io/instance': 'my-app', 'argocd.argoproj.io/instance': 'my-app', 'kustomize.toolkit.fluxcd.io/name': 'apps', 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system', 'helm.toolkit.fluxcd.io/name': 'r', 'kapp.k14s.io/app': '123', team: 'a' },
-      annotations: { 'argocd.argoproj.io/tracking-id': 'my-app:rbac.authorization.k8s.io/RoleBinding:root/admins', 'meta.helm.sh/release-name': 'r', 'kubectl.kubernetes.io/last-applied-configuration': '{}', 'argocd.argoproj.io/sync-wave': '1' },
+      labels: {
+        'app.kubernetes.io/instance': 'my-app',
+        'argocd.argoproj.io/instance': 'my-app',
+        'kustomize.toolkit.fluxcd.io/name': 'apps',
+        'kustomize.toolkit.fluxcd.io/namespace': 'flux-system',
+        'helm.toolkit.fluxcd.io/name': 'r',
+        'kapp.k14s.io/app': '123',
+        team: 'a',
+      },
+      annotations: {
+        'argocd.argoproj.io/tracking-id': 'my-app:rbac.authorization.k8s.io/RoleBinding:root/admins',
+        'meta.helm.sh/release-name': 'r',
+        'kubectl.kubernetes.io/last-applied-configuration': '{}',
+        'argocd.argoproj.io/sync-wave': '1',
+      },
     });
     const copy = desiredCopy(src, 'root', 'child');
-    expect(copy.metadata?.labels).toEqual({ team: 'a', 'app.kubernetes.io/managed-by': 'hnc.x-k8s.io', 'hnc.x-k8s.io/inherited-from': 'root' });
+    expect(copy.metadata?.labels).toEqual({
+      team: 'a',
+      'app.kubernetes.io/managed-by': 'hnc.x-k8s.io',
+      'hnc.x-k8s.io/inherited-from': 'root',
+    });
     expect(copy.metadata?.annotations).toEqual({ 'argocd.argoproj.io/sync-wave': '1' });
     for (const { key, reason } of DEFAULT_NEVER_COPIED_KEYS) expect(reason.length, key).toBeGreaterThan(20);
   });
 
   it('takes never-copied keys and HNC unpropagated flags from the policy, prefixes included', () => {
-    const policy = copyPolicy({ neverCopied: ['example.com/*'], unpropagatedLabels: ['team', 'app.kubernetes.io/managed-by'], unpropagatedAnnotations: ['note'] });
-    const src = served({ labels: { team: 'a', 'example.com/x': '1', 'app.kubernetes.io/instance': 'kept now' }, annotations: { note: 'n', 'example.com/y': '2', team: 'kept' } });
+    const policy = copyPolicy({
+      neverCopied: ['example.com/*'],
+      unpropagatedLabels: ['team', 'app.kubernetes.io/managed-by'],
+      unpropagatedAnnotations: ['note'],
+    });
+    const src = served({
+      labels: { team: 'a', 'example.com/x': '1', 'app.kubernetes.io/instance': 'kept now' },
+      annotations: { note: 'n', 'example.com/y': '2', team: 'kept' },
+    });
     const copy = desiredCopy(src, 'root', 'child', policy);
     expect(copy.metadata?.labels).toEqual({ 'app.kubernetes.io/instance': 'kept now', 'hnc.x-k8s.io/inherited-from': 'root' });
     expect(copy.metadata?.annotations).toEqual({ team: 'kept' });
@@ -143,11 +199,36 @@ describe('equalCopy: an unchanged copy is never rewritten', () => {
       f(o);
       return o as unknown as PropagatableObject;
     };
-    expect(equalCopy(edit((o) => (o.subjects[0]!.name = 'other')), desired)).toBe(false);
-    expect(equalCopy(edit((o) => (o.metadata.labels.extra = '1')), desired)).toBe(false);
-    expect(equalCopy(edit((o) => (o.metadata.annotations = { 'argocd.argoproj.io/tracking-id': 'x' })), desired)).toBe(false);
-    expect(equalCopy(edit((o) => (o.metadata.labels['hnc.x-k8s.io/inherited-from'] = 'team')), desired)).toBe(false);
-    expect(equalCopy(edit((o) => delete o.metadata.labels['app.kubernetes.io/managed-by']), desired)).toBe(false);
+    expect(
+      equalCopy(
+        edit((o) => (o.subjects[0]!.name = 'other')),
+        desired,
+      ),
+    ).toBe(false);
+    expect(
+      equalCopy(
+        edit((o) => (o.metadata.labels.extra = '1')),
+        desired,
+      ),
+    ).toBe(false);
+    expect(
+      equalCopy(
+        edit((o) => (o.metadata.annotations = { 'argocd.argoproj.io/tracking-id': 'x' })),
+        desired,
+      ),
+    ).toBe(false);
+    expect(
+      equalCopy(
+        edit((o) => (o.metadata.labels['hnc.x-k8s.io/inherited-from'] = 'team')),
+        desired,
+      ),
+    ).toBe(false);
+    expect(
+      equalCopy(
+        edit((o) => delete o.metadata.labels['app.kubernetes.io/managed-by']),
+        desired,
+      ),
+    ).toBe(false);
   });
 
   it('isCurrentCopy agrees with equalCopy, for plain and for cached (frozen) objects', () => {
@@ -208,7 +289,11 @@ describe('slim copies: what the propagation cache keeps', () => {
 
   it('decides exactly as the full copy does', () => {
     const variants: PropagatableObject[] = [full];
-    for (const f of [(o: RoleBindingJson) => (o.subjects[0]!.name = 'other'), (o: RoleBindingJson) => (o.metadata.labels.extra = '1'), (o: RoleBindingJson) => (o.roleRef = { ...o.roleRef, name: 'view' })]) {
+    for (const f of [
+      (o: RoleBindingJson) => (o.subjects[0]!.name = 'other'),
+      (o: RoleBindingJson) => (o.metadata.labels.extra = '1'),
+      (o: RoleBindingJson) => (o.roleRef = { ...o.roleRef, name: 'view' }),
+    ]) {
       const o = structuredClone(full) as unknown as RoleBindingJson;
       f(o);
       variants.push(o as unknown as PropagatableObject);
@@ -239,7 +324,7 @@ describe('slim copies: what the propagation cache keeps', () => {
     expect(equalCopy(c, desired)).toBe(true);
   });
 
-  it('leaves sources, users\' objects and immutable data as they are', () => {
+  it("leaves sources, users' objects and immutable data as they are", () => {
     const source = served();
     expect(slimCopy(source)).toBe(source);
     const immutable = { ...full, immutable: true } as PropagatableObject;
@@ -253,14 +338,23 @@ describe('updates and recreation', () => {
     const existing = servedCopy(desired, 'child', { finalizers: ['example.com/keep'], ownerReferences: [{ kind: 'Y', name: 'y' }] });
     (existing as { status?: unknown }).status = { ok: true };
     const out = updatedCopy(existing, desired) as unknown as RoleBindingJson;
-    expect(out.metadata).toEqual({ ...desired.metadata, resourceVersion: '7', finalizers: ['example.com/keep'], ownerReferences: [{ kind: 'Y', name: 'y' }] });
+    expect(out.metadata).toEqual({
+      ...desired.metadata,
+      resourceVersion: '7',
+      finalizers: ['example.com/keep'],
+      ownerReferences: [{ kind: 'Y', name: 'y' }],
+    });
     expect(out.status).toEqual({ ok: true });
     expect(out.subjects).toEqual((desired as unknown as RoleBindingJson).subjects);
   });
 
   it('recreates a RoleBinding whose roleRef changes, and only then', () => {
     const before = desiredCopy(served(), 'root', 'child');
-    const newRole = desiredCopy(served({ roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' } }), 'root', 'child');
+    const newRole = desiredCopy(
+      served({ roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' } }),
+      'root',
+      'child',
+    );
     const newLabel = desiredCopy(served({ labels: { team: 'b' } }), 'root', 'child');
     expect(needsRecreate(before, newRole, RB)).toBe(true);
     expect(needsRecreate(before, newLabel, RB)).toBe(false);
@@ -268,15 +362,22 @@ describe('updates and recreation', () => {
   });
 
   it('recreates a Secret whose type changes, and immutable ConfigMaps and Secrets whose content changes', () => {
-    const secret = (type: string | undefined, data: Record<string, string>, immutable?: boolean) => ({ kind: 'Secret', metadata: { name: 's' }, ...(type && { type }), data, ...(immutable !== undefined && { immutable }) }) as PropagatableObject;
+    const secret = (type: string | undefined, data: Record<string, string>, immutable?: boolean) =>
+      ({
+        kind: 'Secret',
+        metadata: { name: 's' },
+        ...(type && { type }),
+        data,
+        ...(immutable !== undefined && { immutable }),
+      }) as PropagatableObject;
     expect(needsRecreate(secret(undefined, { a: 'MQ==' }), secret('Opaque', { a: 'Mg==' }), SECRET)).toBe(false);
     expect(needsRecreate(secret('Opaque', {}), secret('example.com/token', {}), SECRET)).toBe(true);
     expect(needsRecreate(secret('Opaque', { a: 'MQ==' }, true), secret('Opaque', { a: 'Mg==' }, true), SECRET)).toBe(true);
     expect(needsRecreate(secret('Opaque', { a: 'MQ==' }, true), secret('Opaque', { a: 'MQ==' }), SECRET)).toBe(true); // immutable can't be unset
     expect(needsRecreate(secret('Opaque', { a: 'MQ==' }, true), secret('Opaque', { a: 'MQ==' }, true), SECRET)).toBe(false);
-    const cm = (data: Record<string, string>, immutable?: boolean) => ({ metadata: { name: 'c' }, data, ...(immutable !== undefined && { immutable }) }) as PropagatableObject;
+    const cm = (data: Record<string, string>, immutable?: boolean) =>
+      ({ metadata: { name: 'c' }, data, ...(immutable !== undefined && { immutable }) }) as PropagatableObject;
     expect(needsRecreate(cm({ a: '1' }, true), cm({ a: '2' }, true), CONFIGMAP)).toBe(true);
     expect(needsRecreate(cm({ a: '1' }), cm({ a: '2' }, true), CONFIGMAP)).toBe(false);
   });
 });
-

@@ -43,15 +43,18 @@ export const DEFAULT_NEVER_COPIED_KEYS: readonly { readonly key: string; readonl
   },
   {
     key: 'argocd.argoproj.io/instance',
-    reason: "The tracking label Argo CD's documentation suggests instead of app.kubernetes.io/instance (application.instanceLabelKey); same effect.",
+    reason:
+      "The tracking label Argo CD's documentation suggests instead of app.kubernetes.io/instance (application.instanceLabelKey); same effect.",
   },
   {
     key: 'argocd.argoproj.io/tracking-id',
-    reason: "Argo CD's tracking annotation (annotation tracking, the default since Argo CD 3.0): names the Application that owns the object.",
+    reason:
+      "Argo CD's tracking annotation (annotation tracking, the default since Argo CD 3.0): names the Application that owns the object.",
   },
   {
     key: 'kustomize.toolkit.fluxcd.io/name',
-    reason: "Flux kustomize-controller's ownership label: objects carrying it are taken as the Kustomization's, and Flux has pruned objects that merely copied it (fluxcd/kustomize-controller#192, #410).",
+    reason:
+      "Flux kustomize-controller's ownership label: objects carrying it are taken as the Kustomization's, and Flux has pruned objects that merely copied it (fluxcd/kustomize-controller#192, #410).",
   },
   { key: 'kustomize.toolkit.fluxcd.io/namespace', reason: 'The other half of the Flux Kustomization ownership label pair.' },
   {
@@ -62,7 +65,8 @@ export const DEFAULT_NEVER_COPIED_KEYS: readonly { readonly key: string; readonl
   { key: 'helm.toolkit.fluxcd.io/namespace', reason: 'The other half of the Flux HelmRelease ownership label pair.' },
   {
     key: 'meta.helm.sh/release-name',
-    reason: "Helm's ownership annotation: Helm adopts and overwrites an existing object whose release annotations match, so a copy must not claim the source's release.",
+    reason:
+      "Helm's ownership annotation: Helm adopts and overwrites an existing object whose release annotations match, so a copy must not claim the source's release.",
   },
   { key: 'meta.helm.sh/release-namespace', reason: "The other half of Helm's ownership annotation pair." },
   {
@@ -179,7 +183,11 @@ function copyTemplate(source: PropagatableObject, policy: CopyPolicy): CopyTempl
   labels[Label.appManagedBy] = MANAGED_BY_VALUE;
   for (const k of Object.keys(labels)) if (policy.labels.has(k)) delete labels[k];
   const annotations = nonEmpty(filtered(meta.annotations, (k) => isHncKey(k) || policy.annotations.has(k)));
-  const template: CopyTemplate = { body: deepFreeze(structuredClone(body(source))), labels: Object.freeze(labels), annotations: annotations && Object.freeze(annotations) };
+  const template: CopyTemplate = {
+    body: deepFreeze(structuredClone(body(source))),
+    labels: Object.freeze(labels),
+    annotations: annotations && Object.freeze(annotations),
+  };
   if (cacheable) {
     let byPolicy = templates.get(source);
     if (!byPolicy) templates.set(source, (byPolicy = new WeakMap()));
@@ -193,7 +201,12 @@ function copyTemplate(source: PropagatableObject, policy: CopyPolicy): CopyTempl
  * an existing copy is compared with. Frozen, and it shares its content with other copies of the
  * same source: clone it to change it (updatedCopy does).
  */
-export function desiredCopy(source: PropagatableObject, sourceNamespace: string, namespace: string, policy: CopyPolicy = DEFAULT_COPY_POLICY): PropagatableObject {
+export function desiredCopy(
+  source: PropagatableObject,
+  sourceNamespace: string,
+  namespace: string,
+  policy: CopyPolicy = DEFAULT_COPY_POLICY,
+): PropagatableObject {
   const t = copyTemplate(source, policy);
   const labels = Object.freeze({ ...t.labels, [Label.inheritedFrom]: sourceNamespace });
   const metadata = Object.freeze({ name: source.metadata?.name, namespace, labels, ...(t.annotations && { annotations: t.annotations }) });
@@ -273,7 +286,13 @@ export function slimCopy(obj: PropagatableObject, pool?: InternPool): Propagatab
   const str = (v: string | undefined) => (pool ? pool.string(v) : v);
   const json = <T>(v: T): T => (pool ? pool.json(v) : v);
   const m = obj.metadata ?? {};
-  const metadata: Json = { name: str(m.name), namespace: str(m.namespace), uid: m.uid, resourceVersion: m.resourceVersion, labels: json(m.labels) };
+  const metadata: Json = {
+    name: str(m.name),
+    namespace: str(m.namespace),
+    uid: m.uid,
+    resourceVersion: m.resourceVersion,
+    labels: json(m.labels),
+  };
   if (m.annotations !== undefined) metadata.annotations = json(m.annotations);
   for (const k of ['deletionTimestamp', 'finalizers', 'ownerReferences'] as const) if (m[k] !== undefined) metadata[k] = m[k];
   const slim: Json & Slim = { apiVersion: str(obj.apiVersion), kind: str(obj.kind), metadata };
@@ -298,11 +317,19 @@ export function equalCopy(existing: PropagatableObject, desired: PropagatableObj
  * without making the desired copy. For cached objects the answer is remembered, so re-planning a
  * namespace whose copies are current compares nothing.
  */
-export function isCurrentCopy(existing: PropagatableObject, source: PropagatableObject, sourceNamespace: string, policy: CopyPolicy = DEFAULT_COPY_POLICY): boolean {
+export function isCurrentCopy(
+  existing: PropagatableObject,
+  source: PropagatableObject,
+  sourceNamespace: string,
+  policy: CopyPolicy = DEFAULT_COPY_POLICY,
+): boolean {
   if (inheritedFrom(existing) !== sourceNamespace) return false;
   const t = copyTemplate(source, policy);
   if (t.current?.has(existing)) return true;
-  t.canonical ??= canonical({ ...t.body, metadata: { name: source.metadata?.name, labels: t.labels, ...(t.annotations && { annotations: t.annotations }) } } as PropagatableObject);
+  t.canonical ??= canonical({
+    ...t.body,
+    metadata: { name: source.metadata?.name, labels: t.labels, ...(t.annotations && { annotations: t.annotations }) },
+  } as PropagatableObject);
   const text = (existing as Slim)[CANONICAL_TEXT];
   const equal = text !== undefined ? text === (t.canonicalText ??= stableJson(t.canonical)) : jsonEqual(canonical(existing), t.canonical);
   if (equal && Object.isFrozen(existing)) (t.current ??= new WeakSet()).add(existing);

@@ -3,7 +3,20 @@ import { PropagationMode } from '../api/constants.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
 import { hierarchy, updateHierarchy, updateNamespace } from '../hierarchy/testing.js';
 import { copyPolicy, inheritedFrom, isCopy, type PropagatableObject, type TypeRef } from './copy.js';
-import { builtInExclusion, conflictingDescendants, desiredCopies, isEmptyPlan, namespacesToReplan, planNamespace, shouldPropagate, SourceSet, sourceWarnings, type NamespacePlan, type PropagationContext, type PropagationOptions } from './decide.js';
+import {
+  builtInExclusion,
+  conflictingDescendants,
+  desiredCopies,
+  isEmptyPlan,
+  namespacesToReplan,
+  planNamespace,
+  shouldPropagate,
+  SourceSet,
+  sourceWarnings,
+  type NamespacePlan,
+  type PropagationContext,
+  type PropagationOptions,
+} from './decide.js';
 
 const RB: TypeRef = { group: 'rbac.authorization.k8s.io', kind: 'RoleBinding' };
 const SECRET: TypeRef = { group: '', kind: 'Secret' };
@@ -49,7 +62,16 @@ class Cluster {
     if (!m) this.objects.set(ns, (m = new Map()));
     const name = obj.metadata!.name!;
     const uid = m.get(name)?.metadata?.uid ?? `uid-${ns}-${name}-${this.rv}`;
-    m.set(name, { ...structuredClone(obj), metadata: { ...structuredClone(obj.metadata), namespace: ns, uid, resourceVersion: String(this.rv++), creationTimestamp: '2025-01-01T00:00:00Z' } });
+    m.set(name, {
+      ...structuredClone(obj),
+      metadata: {
+        ...structuredClone(obj.metadata),
+        namespace: ns,
+        uid,
+        resourceVersion: String(this.rv++),
+        creationTimestamp: '2025-01-01T00:00:00Z',
+      },
+    });
   }
 
   remove(ns: string, name: string): void {
@@ -82,12 +104,24 @@ class Cluster {
   }
 }
 
-function context(h: Hierarchy, cluster: Cluster, mode: PropagationMode = Propagate, type: TypeRef = RB, options?: PropagationOptions): PropagationContext {
+function context(
+  h: Hierarchy,
+  cluster: Cluster,
+  mode: PropagationMode = Propagate,
+  type: TypeRef = RB,
+  options?: PropagationOptions,
+): PropagationContext {
   return { hierarchy: h, type: { ...type, mode }, sources: cluster.sources(), options };
 }
 
 /** Plans every namespace and applies the plans: one controller pass over the whole forest. */
-function reconcileAll(h: Hierarchy, cluster: Cluster, mode: PropagationMode = Propagate, type: TypeRef = RB, options?: PropagationOptions): void {
+function reconcileAll(
+  h: Hierarchy,
+  cluster: Cluster,
+  mode: PropagationMode = Propagate,
+  type: TypeRef = RB,
+  options?: PropagationOptions,
+): void {
   for (const ns of h.namespaceNames()) cluster.apply(planNamespace(context(h, cluster, mode, type, options), ns, cluster.in(ns)));
 }
 
@@ -102,11 +136,23 @@ function summary(plan: NamespacePlan) {
 }
 
 const nothing = { create: [], update: [], delete: [], conflicts: [] };
-const plan = (h: Hierarchy, cluster: Cluster, ns: string, mode: PropagationMode = Propagate, type: TypeRef = RB, options?: PropagationOptions) =>
-  planNamespace(context(h, cluster, mode, type, options), ns, cluster.in(ns));
+const plan = (
+  h: Hierarchy,
+  cluster: Cluster,
+  ns: string,
+  mode: PropagationMode = Propagate,
+  type: TypeRef = RB,
+  options?: PropagationOptions,
+) => planNamespace(context(h, cluster, mode, type, options), ns, cluster.in(ns));
 
 /** The copies a namespace holds: name -> the namespace it came from. */
-const copiesIn = (cluster: Cluster, ns: string) => Object.fromEntries(cluster.in(ns).filter(isCopy).map((o) => [o.metadata!.name!, inheritedFrom(o)]));
+const copiesIn = (cluster: Cluster, ns: string) =>
+  Object.fromEntries(
+    cluster
+      .in(ns)
+      .filter(isCopy)
+      .map((o) => [o.metadata!.name!, inheritedFrom(o)]),
+  );
 
 describe('propagating a source down the tree', () => {
   it('copies a root RoleBinding into every descendant, marked with its source', () => {
@@ -116,7 +162,10 @@ describe('propagating a source down the tree', () => {
     expect(summary(plan(h, cluster, 'root'))).toEqual(nothing);
     reconcileAll(h, cluster);
     for (const ns of ['team', 'dev', 'prod']) expect(copiesIn(cluster, ns)).toEqual({ admins: 'root' });
-    expect(cluster.get('dev', 'admins')!.metadata!.labels).toEqual({ 'app.kubernetes.io/managed-by': 'hnc.x-k8s.io', 'hnc.x-k8s.io/inherited-from': 'root' });
+    expect(cluster.get('dev', 'admins')!.metadata!.labels).toEqual({
+      'app.kubernetes.io/managed-by': 'hnc.x-k8s.io',
+      'hnc.x-k8s.io/inherited-from': 'root',
+    });
   });
 
   it('writes nothing when everything is in place (a restart makes zero writes)', () => {
@@ -181,7 +230,13 @@ describe('propagating a source down the tree', () => {
   it('leaves objects that are being deleted alone', () => {
     const h = hierarchy('root -> dev');
     const cluster = new Cluster({ root: [rolebinding('admins', { team: 'new' })] });
-    cluster.put('dev', { ...rolebinding('admins', { labels: { 'hnc.x-k8s.io/inherited-from': 'root' }, deletionTimestamp: '2025-01-02T00:00:00Z', finalizers: ['x'] }) });
+    cluster.put('dev', {
+      ...rolebinding('admins', {
+        labels: { 'hnc.x-k8s.io/inherited-from': 'root' },
+        deletionTimestamp: '2025-01-02T00:00:00Z',
+        finalizers: ['x'],
+      }),
+    });
     expect(summary(plan(h, cluster, 'dev'))).toEqual(nothing);
   });
 
@@ -195,7 +250,10 @@ describe('propagating a source down the tree', () => {
 describe('when several ancestors hold a source of the same name', () => {
   it('the highest ancestor wins', () => {
     const h = hierarchy('root -> team -> dev');
-    const cluster = new Cluster({ root: [rolebinding('admins', { team: 'root-admins' })], team: [rolebinding('admins', { team: 'team-admins' })] });
+    const cluster = new Cluster({
+      root: [rolebinding('admins', { team: 'root-admins' })],
+      team: [rolebinding('admins', { team: 'team-admins' })],
+    });
     const desired = desiredCopies(context(h, cluster), 'dev');
     expect(desired.get('admins')?.source).toBe('root');
     reconcileAll(h, cluster);
@@ -308,7 +366,10 @@ describe('modes (§5.2)', () => {
 
   it('Ignore decides nothing', () => {
     const h = hierarchy('root -> dev');
-    const cluster = new Cluster({ root: [rolebinding('admins')], dev: [rolebinding('stale', { labels: { 'hnc.x-k8s.io/inherited-from': 'root' } })] });
+    const cluster = new Cluster({
+      root: [rolebinding('admins')],
+      dev: [rolebinding('stale', { labels: { 'hnc.x-k8s.io/inherited-from': 'root' } })],
+    });
     const p = plan(h, cluster, 'dev', Ignore);
     expect(p.skipped).toBe('ignored');
     expect(summary(p)).toEqual(nothing);
@@ -372,23 +433,35 @@ describe('built-in exclusions (§5.5)', () => {
     ["OpenShift's described objects", CONFIGMAP, { metadata: { name: 'c', annotations: { 'openshift.io/description': '' } } }],
     ['an object with finalizers', CONFIGMAP, { metadata: { name: 'c', finalizers: ['example.com/f'] } }],
   ])('never propagates %s, not even with all=true', (_what, type, obj) => {
-    const withAll = { ...obj, metadata: { ...obj.metadata, annotations: { ...(obj.metadata as Meta).annotations, 'propagate.hnc.x-k8s.io/all': 'true' } } } as PropagatableObject;
+    const withAll = {
+      ...obj,
+      metadata: { ...obj.metadata, annotations: { ...(obj.metadata as Meta).annotations, 'propagate.hnc.x-k8s.io/all': 'true' } },
+    } as PropagatableObject;
     expect(builtInExclusion(withAll, type)).toBeDefined();
     const cluster = new Cluster({ root: [withAll] });
     expect(summary(plan(h, cluster, 'dev', Propagate, type))).toEqual(nothing);
   });
 
   it('propagates ordinary Secrets and ConfigMaps, and honours custom no-propagation labels', () => {
-    const cluster = new Cluster({ root: [{ metadata: { name: 'creds', labels: { tier: 'secret' } }, type: 'Opaque', data: {} } as PropagatableObject] });
+    const cluster = new Cluster({
+      root: [{ metadata: { name: 'creds', labels: { tier: 'secret' } }, type: 'Opaque', data: {} } as PropagatableObject],
+    });
     expect(summary(plan(h, cluster, 'dev', Propagate, SECRET))).toEqual({ ...nothing, create: ['creds <- root'] });
-    expect(summary(plan(h, cluster, 'dev', Propagate, SECRET, { noPropagationLabels: [{ key: 'tier', value: 'secret' }] }))).toEqual(nothing);
+    expect(summary(plan(h, cluster, 'dev', Propagate, SECRET, { noPropagationLabels: [{ key: 'tier', value: 'secret' }] }))).toEqual(
+      nothing,
+    );
     // A key=value rule needs the exact value.
-    expect(summary(plan(h, cluster, 'dev', Propagate, SECRET, { noPropagationLabels: [{ key: 'tier', value: 'other' }] }))).toEqual({ ...nothing, create: ['creds <- root'] });
+    expect(summary(plan(h, cluster, 'dev', Propagate, SECRET, { noPropagationLabels: [{ key: 'tier', value: 'other' }] }))).toEqual({
+      ...nothing,
+      create: ['creds <- root'],
+    });
   });
 
   it('warns about finalizers and unparsable selectors on the source', () => {
     const type = { ...RB, mode: Propagate };
-    expect(sourceWarnings(rolebinding('a', { finalizers: ['f'], annotations: { 'propagate.hnc.x-k8s.io/treeSelect': 'A' } }), type)).toEqual([
+    expect(
+      sourceWarnings(rolebinding('a', { finalizers: ['f'], annotations: { 'propagate.hnc.x-k8s.io/treeSelect': 'A' } }), type),
+    ).toEqual([
       { reason: 'CannotParseSelector', message: expect.stringContaining('"A" is not a valid namespace name') },
       { reason: 'CannotPropagateObject', message: 'Objects with finalizers cannot be propagated' },
     ]);
@@ -403,12 +476,21 @@ describe('built-in exclusions (§5.5)', () => {
 describe('copies', () => {
   it('strip never-copied keys per the policy', () => {
     const h = hierarchy('root -> dev');
-    const cluster = new Cluster({ root: [rolebinding('admins', { labels: { 'argocd.argoproj.io/instance': 'rbac', keep: 'me' }, annotations: { 'example.com/x': '1' } })] });
+    const cluster = new Cluster({
+      root: [
+        rolebinding('admins', { labels: { 'argocd.argoproj.io/instance': 'rbac', keep: 'me' }, annotations: { 'example.com/x': '1' } }),
+      ],
+    });
     const created = plan(h, cluster, 'dev', Propagate, RB, { copy: copyPolicy({ neverCopied: ['example.com/*'] }) }).create[0]!.object;
     expect(created.metadata).toEqual({
       name: 'admins',
       namespace: 'dev',
-      labels: { 'argocd.argoproj.io/instance': 'rbac', keep: 'me', 'app.kubernetes.io/managed-by': 'hnc.x-k8s.io', 'hnc.x-k8s.io/inherited-from': 'root' },
+      labels: {
+        'argocd.argoproj.io/instance': 'rbac',
+        keep: 'me',
+        'app.kubernetes.io/managed-by': 'hnc.x-k8s.io',
+        'hnc.x-k8s.io/inherited-from': 'root',
+      },
     });
     const byDefault = plan(h, cluster, 'dev').create[0]!.object;
     expect(byDefault.metadata!.labels).not.toHaveProperty('argocd.argoproj.io/instance');
@@ -450,7 +532,8 @@ describe('namespacesToReplan: what a source change touches', () => {
   const h = hierarchy('root -> team -> dev, team -> prod, root -> other, other -> deep');
   const cluster = new Cluster();
   const ctx = context(h, cluster);
-  const change = (before: PropagatableObject | undefined, after: PropagatableObject | undefined) => namespacesToReplan(ctx, { namespace: 'root', name: 'admins', before, after });
+  const change = (before: PropagatableObject | undefined, after: PropagatableObject | undefined) =>
+    namespacesToReplan(ctx, { namespace: 'root', name: 'admins', before, after });
 
   it('is every descendant for a plain source', () => {
     expect(change(undefined, rolebinding('admins'))).toEqual(['deep', 'dev', 'other', 'prod', 'team']);
@@ -471,19 +554,27 @@ describe('namespacesToReplan: what a source change touches', () => {
     const h2 = hierarchy('root -> team -> dev, root -> other');
     updateHierarchy(h2, 'team', { parent: 'gone' });
     // team left root's subtree (it is an orphan now); other still receives.
-    expect(namespacesToReplan(context(h2, cluster), { namespace: 'root', name: 'admins', after: rolebinding('admins') })).toEqual(['other']);
+    expect(namespacesToReplan(context(h2, cluster), { namespace: 'root', name: 'admins', after: rolebinding('admins') })).toEqual([
+      'other',
+    ]);
   });
 });
 
 describe('conflictingDescendants: what the objects webhook refuses', () => {
   it('lists descendants holding a same-named source the new object would reach', () => {
     const h = hierarchy('root -> team -> dev, team -> prod, other');
-    const cluster = new Cluster({ dev: [rolebinding('admins')], prod: [rolebinding('admins')], other: [rolebinding('admins')], root: [rolebinding('admins')] });
+    const cluster = new Cluster({
+      dev: [rolebinding('admins')],
+      prod: [rolebinding('admins')],
+      other: [rolebinding('admins')],
+      root: [rolebinding('admins')],
+    });
     const ctx = context(h, cluster);
     expect(conflictingDescendants(ctx, 'team', 'admins', rolebinding('admins'))).toEqual(['dev', 'prod']);
-    expect(conflictingDescendants(ctx, 'team', 'admins', annotated('admins', { 'propagate.hnc.x-k8s.io/treeSelect': '!prod' }))).toEqual(['dev']);
+    expect(conflictingDescendants(ctx, 'team', 'admins', annotated('admins', { 'propagate.hnc.x-k8s.io/treeSelect': '!prod' }))).toEqual([
+      'dev',
+    ]);
     expect(conflictingDescendants(ctx, 'team', 'viewers', rolebinding('viewers'))).toEqual([]);
     expect(conflictingDescendants(context(h, cluster, AllowPropagate), 'team', 'admins', rolebinding('admins'))).toEqual([]);
   });
 });
-

@@ -9,10 +9,29 @@
 // root down, the first that "should propagate" there (selectors, mode, built-in exclusions). So
 // the highest ancestor wins. Nothing is written into a namespace that is halted or below a halted
 // one: its copies stay as they are until the halt is lifted.
-import { Annotation, PropagationMode, SECRET_TYPE_HELM_RELEASE, SECRET_TYPE_SA_TOKEN, UNPROPAGATED_CONFIGMAPS, DEFAULT_NOPROPAGATION_LABEL, EventReason } from '../api/constants.js';
+import {
+  Annotation,
+  PropagationMode,
+  SECRET_TYPE_HELM_RELEASE,
+  SECRET_TYPE_SA_TOKEN,
+  UNPROPAGATED_CONFIGMAPS,
+  DEFAULT_NOPROPAGATION_LABEL,
+  EventReason,
+} from '../api/constants.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
 import { desiredNamespaceMetadata } from '../hierarchy/plan.js';
-import { DEFAULT_COPY_POLICY, desiredCopy, inheritedFrom, isCurrentCopy, isCopy, needsRecreate, updatedCopy, type CopyPolicy, type PropagatableObject, type TypeRef } from './copy.js';
+import {
+  DEFAULT_COPY_POLICY,
+  desiredCopy,
+  inheritedFrom,
+  isCurrentCopy,
+  isCopy,
+  needsRecreate,
+  updatedCopy,
+  type CopyPolicy,
+  type PropagatableObject,
+  type TypeRef,
+} from './copy.js';
 import { evaluateSelectors, parseSelectors } from './selectors.js';
 
 /** A propagated type and the mode HNCConfiguration gives it. */
@@ -115,7 +134,8 @@ export function builtInExclusion(obj: PropagatableObject, type: TypeRef, options
   for (const { key, value } of options.noPropagationLabels ?? [DEFAULT_NOPROPAGATION_LABEL]) {
     if (meta.labels?.[key] === value) return `objects labelled ${key}=${value} are never propagated`;
   }
-  if (meta.annotations?.[Annotation.openshiftDescription] !== undefined) return `objects annotated ${Annotation.openshiftDescription} are never propagated`;
+  if (meta.annotations?.[Annotation.openshiftDescription] !== undefined)
+    return `objects annotated ${Annotation.openshiftDescription} are never propagated`;
   if ((meta.finalizers?.length ?? 0) > 0) return 'Objects with finalizers cannot be propagated';
   return undefined;
 }
@@ -130,7 +150,12 @@ export interface Decision {
  * Whether a source should propagate into a namespace with the given labels (its full label set),
  * under the type's mode: §5.4 in full (selectors, then built-in exclusions, Remove and Ignore).
  */
-export function shouldPropagate(obj: PropagatableObject, destinationLabels: Readonly<Record<string, string>>, type: PropagationType, options: PropagationOptions = {}): Decision {
+export function shouldPropagate(
+  obj: PropagatableObject,
+  destinationLabels: Readonly<Record<string, string>>,
+  type: PropagationType,
+  options: PropagationOptions = {},
+): Decision {
   if (type.mode !== PropagationMode.Propagate && type.mode !== PropagationMode.AllowPropagate) return { propagate: false };
   const d = evaluateSelectors(obj.metadata?.annotations, destinationLabels, type.mode);
   if (!d.propagate) return d;
@@ -150,8 +175,12 @@ export interface SourceWarning {
  */
 export function sourceWarnings(obj: PropagatableObject, type: PropagationType): SourceWarning[] {
   if (type.mode !== PropagationMode.Propagate && type.mode !== PropagationMode.AllowPropagate) return [];
-  const out: SourceWarning[] = parseSelectors(obj.metadata?.annotations).errors.map((e) => ({ reason: EventReason.CannotParseSelector, message: e.message }));
-  if ((obj.metadata?.finalizers?.length ?? 0) > 0) out.push({ reason: EventReason.CannotPropagateObject, message: 'Objects with finalizers cannot be propagated' });
+  const out: SourceWarning[] = parseSelectors(obj.metadata?.annotations).errors.map((e) => ({
+    reason: EventReason.CannotParseSelector,
+    message: e.message,
+  }));
+  if ((obj.metadata?.finalizers?.length ?? 0) > 0)
+    out.push({ reason: EventReason.CannotPropagateObject, message: 'Objects with finalizers cannot be propagated' });
   return out;
 }
 
@@ -170,7 +199,12 @@ export type SkipReason = 'ignored' | 'unmanaged' | 'not-synced' | 'halted';
 
 export function skipReason(ctx: PropagationContext, ns: string): SkipReason | undefined {
   const h = ctx.hierarchy;
-  if (ctx.type.mode !== PropagationMode.Propagate && ctx.type.mode !== PropagationMode.AllowPropagate && ctx.type.mode !== PropagationMode.Remove) return 'ignored';
+  if (
+    ctx.type.mode !== PropagationMode.Propagate &&
+    ctx.type.mode !== PropagationMode.AllowPropagate &&
+    ctx.type.mode !== PropagationMode.Remove
+  )
+    return 'ignored';
   if (!h.isManaged(ns)) return 'unmanaged';
   if (!h.forest.exists(ns)) return 'not-synced';
   if (h.isHaltedOrBelowHalted(ns)) return 'halted';
@@ -269,7 +303,15 @@ export interface NamespacePlan {
  * finish. Lists are sorted by name.
  */
 export function planNamespace(ctx: PropagationContext, ns: string, existing: Iterable<PropagatableObject>): NamespacePlan {
-  const plan: NamespacePlan = { namespace: ns, skipped: skipReason(ctx, ns), create: [], update: [], delete: [], conflicts: [], inSync: [] };
+  const plan: NamespacePlan = {
+    namespace: ns,
+    skipped: skipReason(ctx, ns),
+    create: [],
+    update: [],
+    delete: [],
+    conflicts: [],
+    inSync: [],
+  };
   if (plan.skipped !== undefined) return plan;
 
   const desired = desiredCopies(ctx, ns);
@@ -285,12 +327,23 @@ export function planNamespace(ctx: PropagationContext, ns: string, existing: Ite
       // A user's object: never touched. It is a conflict if a source should be copied here.
       if (want) plan.conflicts.push({ name, source: want.source, existing: obj });
     } else if (!want) {
-      plan.delete.push({ name, existing: obj, inheritedFrom: from, reason: ctx.type.mode === PropagationMode.Remove ? 'removed-mode' : 'no-source' });
+      plan.delete.push({
+        name,
+        existing: obj,
+        inheritedFrom: from,
+        reason: ctx.type.mode === PropagationMode.Remove ? 'removed-mode' : 'no-source',
+      });
     } else if (isCurrentCopy(obj, want.from, want.source, ctx.options?.copy ?? DEFAULT_COPY_POLICY)) {
       plan.inSync.push(name);
     } else {
       const recreate = needsRecreate(obj, want.object, ctx.type);
-      plan.update.push({ name, source: want.source, existing: obj, object: recreate ? want.object : updatedCopy(obj, want.object), recreate });
+      plan.update.push({
+        name,
+        source: want.source,
+        existing: obj,
+        object: recreate ? want.object : updatedCopy(obj, want.object),
+        recreate,
+      });
     }
   }
   for (const [name, want] of desired) {
@@ -341,7 +394,8 @@ export function namespacesToReplan(ctx: PropagationContext, change: SourceChange
       continue;
     }
     const labels = destinationLabels(h, ns);
-    const reaches = (obj: PropagatableObject | undefined) => obj !== undefined && !isCopy(obj) && shouldPropagate(obj, labels, ctx.type, ctx.options).propagate;
+    const reaches = (obj: PropagatableObject | undefined) =>
+      obj !== undefined && !isCopy(obj) && shouldPropagate(obj, labels, ctx.type, ctx.options).propagate;
     if (reaches(change.before) || reaches(change.after)) out.push(ns);
   }
   return out;

@@ -22,10 +22,14 @@ const NONE = 'propagate.hnc.x-k8s.io/none';
 const ALL = 'propagate.hnc.x-k8s.io/all';
 
 // Kubernetes' validation texts, spelled out once so every expectation below reads as the user sees it.
-const NAME_PART = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-const PREFIX_PART = "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const LABEL_VALUE = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
-const DNS_LABEL = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const NAME_PART =
+  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const PREFIX_PART =
+  "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_VALUE =
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+const DNS_LABEL =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
 function parsed(text: string): LabelSelector {
   const r = parseLabelSelector(text);
@@ -60,7 +64,12 @@ describe('label selector strings (Kubernetes syntax)', () => {
       { key: 'in', operator: 'in', values: ['in'] },
       { key: 'notin', operator: 'notin', values: ['notin'] },
     ]);
-    expect(parsed('  b = 1 ,\ta\n')).toEqual({ requirements: [{ key: 'a', operator: 'exists', values: [] }, { key: 'b', operator: '=', values: ['1'] }] });
+    expect(parsed('  b = 1 ,\ta\n')).toEqual({
+      requirements: [
+        { key: 'a', operator: 'exists', values: [] },
+        { key: 'b', operator: '=', values: ['1'] },
+      ],
+    });
     expect(parsed('a=').requirements).toEqual([{ key: 'a', operator: '=', values: [''] }]);
     expect(parsed('a in (,x)').requirements[0]!.values).toEqual(['', 'x']);
     expect(parsed('a in (x,)').requirements[0]!.values).toEqual(['', 'x']);
@@ -103,7 +112,9 @@ describe('label selector strings (Kubernetes syntax)', () => {
         `unable to parse requirement: <nil>: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
       );
       const long = 'k'.repeat(64);
-      expect(parseError(long)).toBe(`unable to parse requirement: <nil>: Invalid value: "${long}": name part must be no more than 63 characters`);
+      expect(parseError(long)).toBe(
+        `unable to parse requirement: <nil>: Invalid value: "${long}": name part must be no more than 63 characters`,
+      );
       expect(parseError('ключ')).toBe(`unable to parse requirement: <nil>: Invalid value: "ключ": ${NAME_PART}`);
     });
 
@@ -112,10 +123,14 @@ describe('label selector strings (Kubernetes syntax)', () => {
       expect(parseError('a in (ok, y$, x$)')).toBe(
         `unable to parse requirement: [values[1][a]: Invalid value: "x$": ${LABEL_VALUE}, values[2][a]: Invalid value: "y$": ${LABEL_VALUE}]`,
       );
-      expect(parseError(`a=${'v'.repeat(64)}`)).toBe(`unable to parse requirement: values[0][a]: Invalid value: "${'v'.repeat(64)}": must be no more than 63 characters`);
+      expect(parseError(`a=${'v'.repeat(64)}`)).toBe(
+        `unable to parse requirement: values[0][a]: Invalid value: "${'v'.repeat(64)}": must be no more than 63 characters`,
+      );
       // "-1" is an integer but not a valid label value: Kubernetes refuses it.
       expect(parseError('a<-1')).toBe(`unable to parse requirement: values[0][a]: Invalid value: "-1": ${LABEL_VALUE}`);
-      expect(parseError('a>b')).toBe(`unable to parse requirement: values[0]: Invalid value: "b": for 'Gt', 'Lt' operators, the value must be an integer`);
+      expect(parseError('a>b')).toBe(
+        `unable to parse requirement: values[0]: Invalid value: "b": for 'Gt', 'Lt' operators, the value must be an integer`,
+      );
       expect(parseError('a>b$')).toBe(
         `unable to parse requirement: [values[0]: Invalid value: "b$": for 'Gt', 'Lt' operators, the value must be an integer, values[0][a]: Invalid value: "b$": ${LABEL_VALUE}]`,
       );
@@ -161,7 +176,10 @@ describe('the select annotation', () => {
       ok: false,
       error: `while parsing "${SELECT}": couldn't parse the selector string "a b": unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt`,
     });
-    expect(parseSelect('a=b=c')).toEqual({ ok: false, error: `while parsing "${SELECT}": couldn't parse the selector string "a=b=c": found '=', expected: ',' or 'end of string'` });
+    expect(parseSelect('a=b=c')).toEqual({
+      ok: false,
+      error: `while parsing "${SELECT}": couldn't parse the selector string "a=b=c": found '=', expected: ',' or 'end of string'`,
+    });
   });
 
   it('refuses gt and lt, which label selectors cannot express', () => {
@@ -179,7 +197,10 @@ describe('the treeSelect annotation', () => {
   });
 
   it('refuses more than one non-negated namespace', () => {
-    expect(parseTreeSelect('a, !b, c')).toEqual({ ok: false, error: 'should only have one non-negated namespace, but got multiple: [a c]' });
+    expect(parseTreeSelect('a, !b, c')).toEqual({
+      ok: false,
+      error: 'should only have one non-negated namespace, but got multiple: [a c]',
+    });
   });
 
   it('refuses names that are not namespace names, empty segments included', () => {
@@ -188,7 +209,10 @@ describe('the treeSelect annotation', () => {
     expect(parseTreeSelect('a,')).toEqual({ ok: false, error: `"" is not a valid namespace name: ${DNS_LABEL}` });
     expect(parseTreeSelect('!')).toEqual({ ok: false, error: `"" is not a valid namespace name: ${DNS_LABEL}` });
     expect(parseTreeSelect('! a')).toEqual({ ok: false, error: `" a" is not a valid namespace name: ${DNS_LABEL}` });
-    expect(parseTreeSelect('n'.repeat(64))).toEqual({ ok: false, error: `"${'n'.repeat(64)}" is not a valid namespace name: must be no more than 63 characters` });
+    expect(parseTreeSelect('n'.repeat(64))).toEqual({
+      ok: false,
+      error: `"${'n'.repeat(64)}" is not a valid namespace name: must be no more than 63 characters`,
+    });
   });
 });
 
@@ -200,14 +224,27 @@ describe('the none and all annotations', () => {
     expect(parseBoolAnnotation(ALL, v)).toEqual({ ok: true, value: false });
   });
   it.each(['yes', 'tRUE', ' true', 'on'])('refuses %j', (v) => {
-    expect(parseBoolAnnotation(NONE, v)).toEqual({ ok: false, error: `invalid ${NONE} value: strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax` });
+    expect(parseBoolAnnotation(NONE, v)).toEqual({
+      ok: false,
+      error: `invalid ${NONE} value: strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`,
+    });
   });
 });
 
 describe('parseSelectors', () => {
   it('treats empty values as not set and collects every error', () => {
-    expect(parseSelectors({ [SELECT]: '', [NONE]: '' })).toEqual({ select: undefined, treeSelect: undefined, none: false, all: false, errors: [] });
-    expect(parseSelectors({ [SELECT]: 'a b', [TREE]: 'A', [NONE]: 'x', [ALL]: 'true' }).errors.map((e) => e.annotation)).toEqual([SELECT, TREE, NONE]);
+    expect(parseSelectors({ [SELECT]: '', [NONE]: '' })).toEqual({
+      select: undefined,
+      treeSelect: undefined,
+      none: false,
+      all: false,
+      errors: [],
+    });
+    expect(parseSelectors({ [SELECT]: 'a b', [TREE]: 'A', [NONE]: 'x', [ALL]: 'true' }).errors.map((e) => e.annotation)).toEqual([
+      SELECT,
+      TREE,
+      NONE,
+    ]);
   });
 });
 
@@ -215,7 +252,8 @@ describe('evaluating selectors against a destination (§5.4)', () => {
   // root -> team -> dev, team -> prod; prod is labelled env=prod.
   const h = hierarchy('root -> team -> dev, team -> prod, root -> other');
   updateNamespace(h, 'prod', { labels: { env: 'prod' } });
-  const into = (ns: string, annotations: Record<string, string>, mode: PropagationMode = PropagationMode.Propagate) => evaluateSelectors(annotations, destinationLabels(h, ns), mode);
+  const into = (ns: string, annotations: Record<string, string>, mode: PropagationMode = PropagationMode.Propagate) =>
+    evaluateSelectors(annotations, destinationLabels(h, ns), mode);
 
   it('propagates everywhere without annotations in Propagate mode, nowhere in AllowPropagate', () => {
     expect(into('dev', {})).toEqual({ propagate: true });
@@ -253,8 +291,14 @@ describe('evaluating selectors against a destination (§5.4)', () => {
   });
 
   it('an unparsable annotation propagates nowhere and says why', () => {
-    expect(into('dev', { [TREE]: 'a,b' })).toEqual({ propagate: false, error: 'should only have one non-negated namespace, but got multiple: [a b]' });
-    expect(into('dev', { [ALL]: 'yes' })).toEqual({ propagate: false, error: `invalid ${ALL} value: strconv.ParseBool: parsing "yes": invalid syntax` });
+    expect(into('dev', { [TREE]: 'a,b' })).toEqual({
+      propagate: false,
+      error: 'should only have one non-negated namespace, but got multiple: [a b]',
+    });
+    expect(into('dev', { [ALL]: 'yes' })).toEqual({
+      propagate: false,
+      error: `invalid ${ALL} value: strconv.ParseBool: parsing "yes": invalid syntax`,
+    });
   });
 });
 
@@ -274,15 +318,23 @@ describe('the objects webhook checks (§9.6)', () => {
     expect(validateSelectorAnnotations({ [SELECT]: 'a b' })).toBe(
       `invalid Kubernetes labelSelector: while parsing "${SELECT}": couldn't parse the selector string "a b": unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt`,
     );
-    expect(validateSelectorAnnotations({ [TREE]: 'X' })).toBe(`invalid HNC "${TREE}" value: "X" is not a valid namespace name: ${DNS_LABEL}`);
-    expect(validateSelectorAnnotations({ [TREE]: 'a, b' })).toBe(`invalid HNC "${TREE}" value: should only have one non-negated namespace, but got multiple: [a b]`);
-    expect(validateSelectorAnnotations({ [NONE]: 'nope' })).toBe(`invalid ${NONE} value: strconv.ParseBool: parsing "nope": invalid syntax`);
+    expect(validateSelectorAnnotations({ [TREE]: 'X' })).toBe(
+      `invalid HNC "${TREE}" value: "X" is not a valid namespace name: ${DNS_LABEL}`,
+    );
+    expect(validateSelectorAnnotations({ [TREE]: 'a, b' })).toBe(
+      `invalid HNC "${TREE}" value: should only have one non-negated namespace, but got multiple: [a b]`,
+    );
+    expect(validateSelectorAnnotations({ [NONE]: 'nope' })).toBe(
+      `invalid ${NONE} value: strconv.ParseBool: parsing "nope": invalid syntax`,
+    );
     expect(validateSelectorAnnotations({ [ALL]: 'nope' })).toBe(`invalid ${ALL} value: strconv.ParseBool: parsing "nope": invalid syntax`);
   });
 
   it('refuses two selectors at once when one changes, but leaves old objects editable', () => {
     const both = { [SELECT]: 'a', [ALL]: 'true' };
-    expect(validateSelectorAnnotations(both)).toBe(`cannot have more than one selector at the same time, but got multiple: ${SELECT}, ${ALL}`);
+    expect(validateSelectorAnnotations(both)).toBe(
+      `cannot have more than one selector at the same time, but got multiple: ${SELECT}, ${ALL}`,
+    );
     expect(validateSelectorAnnotations({ ...both, other: 'x' }, both)).toBeUndefined();
     // An unchanged bad value is not re-checked either.
     expect(validateSelectorAnnotations({ [NONE]: 'nope', other: 'x' }, { [NONE]: 'nope' })).toBeUndefined();

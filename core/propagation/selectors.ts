@@ -19,12 +19,18 @@ const fail = <T>(error: string): Result<T> => ({ ok: false, error });
 
 // The Kubernetes name checks and Go quoting live in core/util/k8s-names.ts; these names are kept
 // for callers of the selector module.
-import { isDns1123Label as dns1123LabelErrors, isQualifiedName as labelKeyErrors, isValidLabelValue as labelValueErrors, goQuote } from '../util/k8s-names.js';
+import {
+  isDns1123Label as dns1123LabelErrors,
+  isQualifiedName as labelKeyErrors,
+  isValidLabelValue as labelValueErrors,
+  goQuote,
+} from '../util/k8s-names.js';
 
 export { dns1123LabelErrors, labelKeyErrors, labelValueErrors, goQuote };
 
 /** field.Invalid(path, value, detail).Error() of apimachinery. */
-const invalidValue = (path: string, value: string, errs: readonly string[]): string => `${path}: Invalid value: ${goQuote(value)}: ${errs.join('; ')}`;
+const invalidValue = (path: string, value: string, errs: readonly string[]): string =>
+  `${path}: Invalid value: ${goQuote(value)}: ${errs.join('; ')}`;
 
 // ---- label selectors ---------------------------------------------------------------------------
 
@@ -170,7 +176,8 @@ class SelectorParser {
     for (;;) {
       const t = this.peek(true);
       if (t.kind === 'end') return out;
-      if (t.kind !== 'ident' && t.kind !== '!') throw new SelectorSyntaxError(`found '${t.text}', expected: !, identifier, or 'end of string'`);
+      if (t.kind !== 'ident' && t.kind !== '!')
+        throw new SelectorSyntaxError(`found '${t.text}', expected: !, identifier, or 'end of string'`);
       out.push(this.requirementOrThrow());
       const sep = this.take(true);
       if (sep.kind === 'end') return out;
@@ -234,7 +241,8 @@ class SelectorParser {
       this.take(true);
       return [''];
     }
-    if (first.kind !== 'ident' && first.kind !== ',') throw new SelectorSyntaxError(`found '${first.text}', expected: ',', ')' or identifier`);
+    if (first.kind !== 'ident' && first.kind !== ',')
+      throw new SelectorSyntaxError(`found '${first.text}', expected: ',', ')' or identifier`);
     const values = new Set<string>();
     for (;;) {
       const t = this.take(true);
@@ -274,7 +282,8 @@ function validated(key: string, operator: Operator, values: string[]): Requireme
   const errs: string[] = [];
   if (operator === 'gt' || operator === 'lt') {
     values.forEach((v, i) => {
-      if (parseInt64(v) === undefined) errs.push(`values[${i}]: Invalid value: ${goQuote(v)}: for 'Gt', 'Lt' operators, the value must be an integer`);
+      if (parseInt64(v) === undefined)
+        errs.push(`values[${i}]: Invalid value: ${goQuote(v)}: for 'Gt', 'Lt' operators, the value must be an integer`);
     });
   }
   values.forEach((v, i) => {
@@ -488,6 +497,7 @@ export function validateSelectorAnnotations(annotations: Annotations, previous?:
     }
   }
   const set = SELECTOR_ANNOTATIONS.filter((key) => value(annotations, key) !== '');
-  if (changed.length > 0 && set.length > 1) return `cannot have more than one selector at the same time, but got multiple: ${set.join(', ')}`;
+  if (changed.length > 0 && set.length > 1)
+    return `cannot have more than one selector at the same time, but got multiple: ${set.join(', ')}`;
   return undefined;
 }

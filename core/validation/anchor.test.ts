@@ -4,17 +4,25 @@ import { validateAnchor } from './anchor.js';
 import { anchor, create, del, denied, empty, refusal, update } from './testing.js';
 
 const ALLOWED = { allowed: true };
-const forbidden = (name: string, msg: string) => denied(403, 'Forbidden', `subnamespaceanchors.hnc.x-k8s.io "${name}" is forbidden: ${msg}`);
-const conflict = (name: string, msg: string) => denied(409, 'Conflict', `Operation cannot be fulfilled on subnamespaceanchors.hnc.x-k8s.io "${name}": ${msg}`);
-const LABEL_REGEX = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const NOT_A_LEAF = (c: string) => `subnamespace ${c} is not a leaf and doesn't allow cascading deletion. Please set allowCascadingDeletion flag or make it a leaf first`;
+const forbidden = (name: string, msg: string) =>
+  denied(403, 'Forbidden', `subnamespaceanchors.hnc.x-k8s.io "${name}" is forbidden: ${msg}`);
+const conflict = (name: string, msg: string) =>
+  denied(409, 'Conflict', `Operation cannot be fulfilled on subnamespaceanchors.hnc.x-k8s.io "${name}": ${msg}`);
+const LABEL_REGEX =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const NOT_A_LEAF = (c: string) =>
+  `subnamespace ${c} is not a leaf and doesn't allow cascading deletion. Please set allowCascadingDeletion flag or make it a leaf first`;
 
 describe('anchor validator: the name (§9.4)', () => {
   const h = hierarchy('a');
 
   it('refuses a name that is not a namespace name (422 on metadata.name)', () => {
     expect(validateAnchor(h, create(anchor('a', 'Team_B')))).toEqual(
-      denied(422, 'Invalid', `SubnamespaceAnchor.hnc.x-k8s.io "Team_B" is invalid: metadata.name: Invalid value: "Team_B": not a valid namespace name: ${LABEL_REGEX}`),
+      denied(
+        422,
+        'Invalid',
+        `SubnamespaceAnchor.hnc.x-k8s.io "Team_B" is invalid: metadata.name: Invalid value: "Team_B": not a valid namespace name: ${LABEL_REGEX}`,
+      ),
     );
   });
 
@@ -34,7 +42,11 @@ describe('anchor validator: the name (§9.4)', () => {
 describe('anchor validator: managed labels and annotations (§9.4)', () => {
   const h = hierarchy('a', { policy: { managedLabels: ['team'] } });
   const spec = { labels: kvs({ color: 'red' }) };
-  const invalid = denied(422, 'Invalid', 'SubnamespaceAnchor.hnc.x-k8s.io "b" is invalid: spec.labels: Invalid value: "color": not a managed label and cannot be configured');
+  const invalid = denied(
+    422,
+    'Invalid',
+    'SubnamespaceAnchor.hnc.x-k8s.io "b" is invalid: spec.labels: Invalid value: "color": not a managed label and cannot be configured',
+  );
 
   it('refuses unmanaged keys on every operation (DELETE reads the old object)', () => {
     expect(validateAnchor(h, create(anchor('a', 'b', { spec })))).toEqual(invalid);
@@ -65,13 +77,20 @@ describe('anchor validator: CREATE (§9.4, §6.1)', () => {
   it('refuses an unmanaged name for the subnamespace', () => {
     const h = hierarchy('team-a', { policy: { includedNamespaceRegex: 'team-.*' } });
     expect(validateAnchor(h, create(anchor('team-a', 'other')))).toEqual(
-      forbidden('other', 'cannot create a subnamespace using the unmanaged namespace name "other" (does not match the regex set by the HNC administrator: `^team-.*$`)'),
+      forbidden(
+        'other',
+        'cannot create a subnamespace using the unmanaged namespace name "other" (does not match the regex set by the HNC administrator: `^team-.*$`)',
+      ),
     );
-    expect(refusal(validateAnchor(hierarchy('a'), create(anchor('a', 'kube-public')))).message).toContain('"kube-public" (excluded by the HNC administrator)');
+    expect(refusal(validateAnchor(hierarchy('a'), create(anchor('a', 'kube-public')))).message).toContain(
+      '"kube-public" (excluded by the HNC administrator)',
+    );
   });
 
   it('checks the parent before the child name', () => {
-    expect(refusal(validateAnchor(hierarchy('a'), create(anchor('kube-system', 'kube-public')))).message).toContain('in the unmanaged namespace "kube-system"');
+    expect(refusal(validateAnchor(hierarchy('a'), create(anchor('kube-system', 'kube-public')))).message).toContain(
+      'in the unmanaged namespace "kube-system"',
+    );
   });
 
   it('refuses an existing namespace (Conflict)', () => {
@@ -82,18 +101,18 @@ describe('anchor validator: CREATE (§9.4, §6.1)', () => {
     expect(validateAnchor(h, create(anchor('a', 'd')))).toEqual(taken('d')); // a's full child
   });
 
-  it('refuses the name of another parent\'s subnamespace', () => {
+  it("refuses the name of another parent's subnamespace", () => {
     const h = hierarchy('x -> c, a', { subns: ['c'] });
     expect(refusal(validateAnchor(h, create(anchor('a', 'c')))).code).toBe(409);
   });
 
-  it('allows re-creating the missing anchor of this parent\'s subnamespace', () => {
+  it("allows re-creating the missing anchor of this parent's subnamespace", () => {
     const h = hierarchy('a -> b');
     updateNamespace(h, 'b', { annotations: { 'hnc.x-k8s.io/subnamespace-of': 'a' } }); // no anchor
     expect(validateAnchor(h, create(anchor('a', 'b')))).toEqual(ALLOWED);
   });
 
-  it('allows a name only known as somebody\'s missing parent', () => {
+  it("allows a name only known as somebody's missing parent", () => {
     expect(validateAnchor(hierarchy('gone? -> b, a'), create(anchor('a', 'gone')))).toEqual(ALLOWED);
   });
 });
@@ -143,6 +162,8 @@ describe('anchor validator: who and what', () => {
   });
 
   it('takes the names from the request when the object lacks them', () => {
-    expect(refusal(validateAnchor(hierarchy('a'), create({ metadata: {} }, { namespace: 'kube-system', name: 'b' }))).message).toContain('"kube-system"');
+    expect(refusal(validateAnchor(hierarchy('a'), create({ metadata: {} }, { namespace: 'kube-system', name: 'b' }))).message).toContain(
+      '"kube-system"',
+    );
   });
 });

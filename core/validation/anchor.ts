@@ -14,7 +14,20 @@
 import { AnchorState } from '../api/constants.js';
 import type { SubnamespaceAnchor } from '../api/types.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
-import { allow, badRequest, conflict, fieldInvalid, forbidden, goQuote, invalid, KindOf, NO_CONTENT, Resource, type AdmissionInput, type Decision } from './decision.js';
+import {
+  allow,
+  badRequest,
+  conflict,
+  fieldInvalid,
+  forbidden,
+  goQuote,
+  invalid,
+  KindOf,
+  NO_CONTENT,
+  Resource,
+  type AdmissionInput,
+  type Decision,
+} from './decision.js';
 import { isDns1123Label, managedMetadataErrors } from './names.js';
 
 export function validateAnchor(h: Hierarchy, input: AdmissionInput<SubnamespaceAnchor>): Decision {
@@ -27,7 +40,9 @@ export function validateAnchor(h: Hierarchy, input: AdmissionInput<SubnamespaceA
   if (input.operation !== 'DELETE') {
     const nameErrs = isDns1123Label(child);
     if (nameErrs.length > 0) {
-      return invalid(KindOf.subnamespaceAnchor, child, [fieldInvalid('metadata.name', child, `not a valid namespace name: ${nameErrs.join('; ')}`)]);
+      return invalid(KindOf.subnamespaceAnchor, child, [
+        fieldInvalid('metadata.name', child, `not a valid namespace name: ${nameErrs.join('; ')}`),
+      ]);
     }
   }
 
@@ -39,11 +54,19 @@ export function validateAnchor(h: Hierarchy, input: AdmissionInput<SubnamespaceA
       // HNC names the parent, not the anchor, in this one denial's prefix.
       const whyParent = h.policy.whyUnmanaged(parent);
       if (whyParent !== undefined) {
-        return forbidden(Resource.subnamespaceAnchors, parent, `cannot create a subnamespace in the unmanaged namespace ${goQuote(parent)} (${whyParent})`);
+        return forbidden(
+          Resource.subnamespaceAnchors,
+          parent,
+          `cannot create a subnamespace in the unmanaged namespace ${goQuote(parent)} (${whyParent})`,
+        );
       }
       const whyChild = h.policy.whyUnmanaged(child);
       if (whyChild !== undefined) {
-        return forbidden(Resource.subnamespaceAnchors, child, `cannot create a subnamespace using the unmanaged namespace name ${goQuote(child)} (${whyChild})`);
+        return forbidden(
+          Resource.subnamespaceAnchors,
+          child,
+          `cannot create a subnamespace using the unmanaged namespace name ${goQuote(child)} (${whyChild})`,
+        );
       }
       // Re-creating the missing anchor of an existing subnamespace is how that is fixed (§6.2).
       const missingAnchorOfOwnSubns = h.forest.parent(child) === parent && h.subnamespaceOf(child) !== undefined;

@@ -21,8 +21,15 @@ import {
 
 describe('denials worded as the apimachinery error helpers', () => {
   it('Forbidden: `<resource>[.<group>] "<name>" is forbidden: <msg>`, 403', () => {
-    expect(forbidden(Resource.namespaces, 'a', 'no')).toEqual({ allowed: false, code: 403, reason: 'Forbidden', message: 'namespaces "a" is forbidden: no' });
-    expect(forbidden(Resource.hierarchyConfigurations, 'hierarchy', 'no').message).toBe('hierarchyconfigurations.hnc.x-k8s.io "hierarchy" is forbidden: no');
+    expect(forbidden(Resource.namespaces, 'a', 'no')).toEqual({
+      allowed: false,
+      code: 403,
+      reason: 'Forbidden',
+      message: 'namespaces "a" is forbidden: no',
+    });
+    expect(forbidden(Resource.hierarchyConfigurations, 'hierarchy', 'no').message).toBe(
+      'hierarchyconfigurations.hnc.x-k8s.io "hierarchy" is forbidden: no',
+    );
   });
 
   it('Forbidden without a name or resource drops them, as errors.NewForbidden does', () => {
@@ -41,7 +48,12 @@ describe('denials worded as the apimachinery error helpers', () => {
 
   it('Invalid: `<Kind>.<group> "<name>" is invalid: <field error>`, 422', () => {
     const d = invalid(KindOf.hierarchyConfiguration, 'hierarchy', [fieldInvalid('spec.labels', 'x', 'bad')]);
-    expect(d).toEqual({ allowed: false, code: 422, reason: 'Invalid', message: 'HierarchyConfiguration.hnc.x-k8s.io "hierarchy" is invalid: spec.labels: Invalid value: "x": bad' });
+    expect(d).toEqual({
+      allowed: false,
+      code: 422,
+      reason: 'Invalid',
+      message: 'HierarchyConfiguration.hnc.x-k8s.io "hierarchy" is invalid: spec.labels: Invalid value: "x": bad',
+    });
   });
 
   it('Invalid aggregates several field errors in brackets, dropping repeated texts', () => {
@@ -50,7 +62,9 @@ describe('denials worded as the apimachinery error helpers', () => {
     expect(invalid(KindOf.hncConfiguration, 'config', [e1, e2, e1]).message).toBe(
       'HNCConfiguration.hnc.x-k8s.io "config" is invalid: [spec.labels: Invalid value: "x": bad, spec.labels[x]: Invalid value: "y": worse]',
     );
-    expect(invalid(KindOf.hncConfiguration, 'config', [e1, e1]).message).toBe('HNCConfiguration.hnc.x-k8s.io "config" is invalid: spec.labels: Invalid value: "x": bad');
+    expect(invalid(KindOf.hncConfiguration, 'config', [e1, e1]).message).toBe(
+      'HNCConfiguration.hnc.x-k8s.io "config" is invalid: spec.labels: Invalid value: "x": bad',
+    );
     expect(invalid(KindOf.hncConfiguration, 'config', []).message).toBe('HNCConfiguration.hnc.x-k8s.io "config" is invalid');
   });
 

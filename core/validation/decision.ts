@@ -186,7 +186,12 @@ export interface FieldError {
   readonly detail?: string;
 }
 
-export const fieldInvalid = (field: string, value: BadValue, detail: string): FieldError => ({ type: 'Invalid value', field, value, detail });
+export const fieldInvalid = (field: string, value: BadValue, detail: string): FieldError => ({
+  type: 'Invalid value',
+  field,
+  value,
+  detail,
+});
 export const fieldDuplicate = (field: string, value: BadValue): FieldError => ({ type: 'Duplicate value', field, value });
 
 /** field.Error.Error(): `<field>: <type>[: <value>][: <detail>]`. */

@@ -2,16 +2,32 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
 import { hierarchy, kvs, updateHierarchy, updateNamespace } from '../hierarchy/testing.js';
 import type { Decision } from './decision.js';
-import { accessReview, completeServerChecks, isPending, validateHierarchyConfiguration, type CheckAnswer, type HierarchyConfigurationOptions, type HierarchyVerdict, type ServerCheck } from './hierarchy-configuration.js';
+import {
+  accessReview,
+  completeServerChecks,
+  isPending,
+  validateHierarchyConfiguration,
+  type CheckAnswer,
+  type HierarchyConfigurationOptions,
+  type HierarchyVerdict,
+  type ServerCheck,
+} from './hierarchy-configuration.js';
 import { alice, create, del, denied, empty, hc, refusal, update } from './testing.js';
 
 const ALLOWED = { allowed: true };
 const forbidden = (msg: string) => denied(403, 'Forbidden', `hierarchyconfigurations.hnc.x-k8s.io "hierarchy" is forbidden: ${msg}`);
-const conflict = (msg: string) => denied(409, 'Conflict', `Operation cannot be fulfilled on hierarchyconfigurations.hnc.x-k8s.io "hierarchy": ${msg}`);
-const unauthorized = (ns: string, reason: string) => denied(401, 'Unauthorized', `User alice is not authorized to modify the subtree of ${ns}, which is the ${reason}`);
+const conflict = (msg: string) =>
+  denied(409, 'Conflict', `Operation cannot be fulfilled on hierarchyconfigurations.hnc.x-k8s.io "hierarchy": ${msg}`);
+const unauthorized = (ns: string, reason: string) =>
+  denied(401, 'Unauthorized', `User alice is not authorized to modify the subtree of ${ns}, which is the ${reason}`);
 
 /** Sets `ns`'s parent through an HC update (`undefined` makes it a root). */
-function setParent(h: Hierarchy, ns: string, parent: string | undefined, opts: HierarchyConfigurationOptions & { hncServiceAccount?: boolean } = {}): HierarchyVerdict {
+function setParent(
+  h: Hierarchy,
+  ns: string,
+  parent: string | undefined,
+  opts: HierarchyConfigurationOptions & { hncServiceAccount?: boolean } = {},
+): HierarchyVerdict {
   const spec = parent === undefined ? {} : { parent };
   return validateHierarchyConfiguration(h, update(hc(ns), hc(ns, spec), { hncServiceAccount: opts.hncServiceAccount ?? false }), opts);
 }
@@ -43,27 +59,35 @@ describe('HC validator: who and what is checked', () => {
   });
 
   it('answers 400 without an object', () => {
-    expect(validateHierarchyConfiguration(hierarchy('a'), empty('UPDATE'))).toEqual(denied(400, 'BadRequest', 'there is no content to decode'));
+    expect(validateHierarchyConfiguration(hierarchy('a'), empty('UPDATE'))).toEqual(
+      denied(400, 'BadRequest', 'there is no content to decode'),
+    );
   });
 });
 
 describe('HC validator: steps 1-2, managed namespaces only', () => {
   it('1. refuses an HC in an excluded namespace', () => {
     expect(setParent(hierarchy('a'), 'kube-system', 'a')).toEqual(
-      forbidden('namespace "kube-system" is not managed by HNC (excluded by the HNC administrator) and cannot be set as a child of another namespace'),
+      forbidden(
+        'namespace "kube-system" is not managed by HNC (excluded by the HNC administrator) and cannot be set as a child of another namespace',
+      ),
     );
   });
 
   it('1. refuses an HC in a namespace outside the included regex', () => {
     const h = hierarchy('team-a', { policy: { includedNamespaceRegex: 'team-.*' } });
     expect(setParent(h, 'other', 'team-a')).toEqual(
-      forbidden('namespace "other" is not managed by HNC (does not match the regex set by the HNC administrator: `^team-.*$`) and cannot be set as a child of another namespace'),
+      forbidden(
+        'namespace "other" is not managed by HNC (does not match the regex set by the HNC administrator: `^team-.*$`) and cannot be set as a child of another namespace',
+      ),
     );
   });
 
   it('2. refuses an unmanaged parent', () => {
     expect(setParent(hierarchy('a'), 'a', 'kube-public')).toEqual(
-      forbidden('namespace "kube-public" is not managed by HNC (excluded by the HNC administrator) and cannot be set as the parent of another namespace'),
+      forbidden(
+        'namespace "kube-public" is not managed by HNC (excluded by the HNC administrator) and cannot be set as the parent of another namespace',
+      ),
     );
   });
 
@@ -75,7 +99,10 @@ describe('HC validator: steps 1-2, managed namespaces only', () => {
 describe('HC validator: step 3, managed labels and annotations', () => {
   const policy = { managedLabels: ['team'], managedAnnotations: ['owner'] };
   const withMeta = (h: Hierarchy, labels: Record<string, string>, annotations: Record<string, string> = {}, parent?: string) =>
-    validateHierarchyConfiguration(h, update(hc('a'), hc('a', { ...(parent ? { parent } : {}), labels: kvs(labels), annotations: kvs(annotations) })));
+    validateHierarchyConfiguration(
+      h,
+      update(hc('a'), hc('a', { ...(parent ? { parent } : {}), labels: kvs(labels), annotations: kvs(annotations) })),
+    );
 
   it('allows managed keys', () => {
     expect(withMeta(hierarchy('a', { policy }), { team: 'x' }, { owner: 'anyone at all' })).toEqual(ALLOWED);
@@ -91,24 +118,34 @@ describe('HC validator: step 3, managed labels and annotations', () => {
 
   it('words a single problem without brackets', () => {
     expect(withMeta(hierarchy('a', { policy }), {}, { team: 'x' })).toEqual(
-      denied(422, 'Invalid', 'HierarchyConfiguration.hnc.x-k8s.io "hierarchy" is invalid: spec.annotations: Invalid value: "team": not a managed annotation and cannot be configured'),
+      denied(
+        422,
+        'Invalid',
+        'HierarchyConfiguration.hnc.x-k8s.io "hierarchy" is invalid: spec.annotations: Invalid value: "team": not a managed annotation and cannot be configured',
+      ),
     );
   });
 
   it('comes after the managed checks, before anything the forest says', () => {
     expect(refusal(withMeta(hierarchy('a', { policy }), { color: 'red' }, {}, 'kube-system')).code).toBe(403);
-    expect(refusal(validateHierarchyConfiguration(hierarchy('a', { policy }), create(hc('unsynced', { labels: kvs({ color: 'red' }) })))).code).toBe(422);
+    expect(
+      refusal(validateHierarchyConfiguration(hierarchy('a', { policy }), create(hc('unsynced', { labels: kvs({ color: 'red' }) })))).code,
+    ).toBe(422);
   });
 });
 
 describe('HC validator: steps 4-6, the namespace itself', () => {
   it('4. answers 503 for a namespace HNC has not reconciled yet', () => {
-    expect(setParent(hierarchy('a'), 'new', 'a')).toEqual(denied(503, 'ServiceUnavailable', 'HNC has not reconciled namespace "new" yet - please try again in a few moments.'));
+    expect(setParent(hierarchy('a'), 'new', 'a')).toEqual(
+      denied(503, 'ServiceUnavailable', 'HNC has not reconciled namespace "new" yet - please try again in a few moments.'),
+    );
   });
 
   it('5. refuses any change below a halted ancestor', () => {
     const h = hierarchy('gone? -> b -> c -> d, x');
-    const halted = forbidden('ancestor "b" of namespace "d" has a critical condition, which must be resolved before any changes can be made to the hierarchy configuration');
+    const halted = forbidden(
+      'ancestor "b" of namespace "d" has a critical condition, which must be resolved before any changes can be made to the hierarchy configuration',
+    );
     expect(setParent(h, 'd', 'x')).toEqual(halted);
     expect(setParent(h, 'd', 'c')).toEqual(halted); // even an edit that keeps the parent
   });
@@ -150,7 +187,7 @@ describe('HC validator: step 7, unchanged parent', () => {
     expect(setParent(hierarchy('a'), 'a', undefined)).toEqual(ALLOWED);
   });
 
-  it('compares with the forest: a subnamespace keeps its anchor\'s namespace as parent', () => {
+  it("compares with the forest: a subnamespace keeps its anchor's namespace as parent", () => {
     const h = hierarchy('a -> b', { subns: ['b'] });
     expect(setParent(h, 'b', 'a')).toEqual(ALLOWED);
   });
@@ -159,8 +196,12 @@ describe('HC validator: step 7, unchanged parent', () => {
 describe('HC validator: steps 8-10, a legal new parent', () => {
   it('8. refuses moving a subnamespace (Conflict)', () => {
     const h = hierarchy('a -> b, x', { subns: ['b'] });
-    expect(setParent(h, 'b', 'x')).toEqual(conflict('illegal parent: Cannot set the parent of "b" to "x" because it\'s a subnamespace of "a"'));
-    expect(setParent(h, 'b', undefined)).toEqual(conflict('illegal parent: Cannot set the parent of "b" to "" because it\'s a subnamespace of "a"'));
+    expect(setParent(h, 'b', 'x')).toEqual(
+      conflict('illegal parent: Cannot set the parent of "b" to "x" because it\'s a subnamespace of "a"'),
+    );
+    expect(setParent(h, 'b', undefined)).toEqual(
+      conflict('illegal parent: Cannot set the parent of "b" to "" because it\'s a subnamespace of "a"'),
+    );
   });
 
   it('9. refuses a parent that does not exist', () => {
@@ -175,7 +216,9 @@ describe('HC validator: steps 8-10, a legal new parent', () => {
 
   it('10. refuses a cycle, showing the ancestry from the new parent up', () => {
     const h = hierarchy('a -> b -> c');
-    expect(setParent(h, 'a', 'c')).toEqual(conflict('illegal parent: cycle when making "c" the parent of "a": current ancestry is c -> b -> a'));
+    expect(setParent(h, 'a', 'c')).toEqual(
+      conflict('illegal parent: cycle when making "c" the parent of "a": current ancestry is c -> b -> a'),
+    );
     expect(setParent(h, 'a', 'b')).toEqual(conflict('illegal parent: cycle when making "b" the parent of "a": current ancestry is b -> a'));
   });
 
@@ -207,12 +250,16 @@ describe('HC validator: step 11, objects the move would overwrite', () => {
   });
 
   it('goes on to authorization when nothing would be overwritten', () => {
-    expect(checksOf(setParent(hierarchy('a, b'), 'b', 'a', { overwriteConflicts: () => [] }))).toEqual([['authorize', 'a', 'proposed parent']]);
+    expect(checksOf(setParent(hierarchy('a, b'), 'b', 'a', { overwriteConflicts: () => [] }))).toEqual([
+      ['authorize', 'a', 'proposed parent'],
+    ]);
   });
 
   it('is not asked when the namespace becomes a root, or nothing is legal anyway', () => {
     const overwriteConflicts = vi.fn(() => [{ namespace: 'b', name: 'creds', gvk }]);
-    expect(checksOf(setParent(hierarchy('a -> b'), 'b', undefined, { overwriteConflicts }))).toEqual([['authorize', 'a', 'current root ancestor']]);
+    expect(checksOf(setParent(hierarchy('a -> b'), 'b', undefined, { overwriteConflicts }))).toEqual([
+      ['authorize', 'a', 'current root ancestor'],
+    ]);
     expect(refusal(setParent(hierarchy('a -> b'), 'a', 'b', { overwriteConflicts })).code).toBe(409);
     expect(overwriteConflicts).not.toHaveBeenCalled();
   });
@@ -246,13 +293,19 @@ describe('HC validator: step 12, which namespaces the user must administer', () 
 
   it('moving within a tree: the most recent common ancestor of the current and proposed parents', () => {
     const h = hierarchy('r -> m -> a -> b, m -> x -> y, r -> s');
-    expect(checksOf(setParent(h, 'b', 'y'))).toEqual([['authorize', 'm', 'most recent common ancestor of current parent "a" and proposed parent "y"']]);
-    expect(checksOf(setParent(h, 'b', 's'))).toEqual([['authorize', 'r', 'most recent common ancestor of current parent "a" and proposed parent "s"']]);
+    expect(checksOf(setParent(h, 'b', 'y'))).toEqual([
+      ['authorize', 'm', 'most recent common ancestor of current parent "a" and proposed parent "y"'],
+    ]);
+    expect(checksOf(setParent(h, 'b', 's'))).toEqual([
+      ['authorize', 'r', 'most recent common ancestor of current parent "a" and proposed parent "s"'],
+    ]);
     // Moving up to an ancestor: that ancestor is the common one.
-    expect(checksOf(setParent(h, 'b', 'm'))).toEqual([['authorize', 'm', 'most recent common ancestor of current parent "a" and proposed parent "m"']]);
+    expect(checksOf(setParent(h, 'b', 'm'))).toEqual([
+      ['authorize', 'm', 'most recent common ancestor of current parent "a" and proposed parent "m"'],
+    ]);
   });
 
-  it('asks with the requester\'s user, groups, uid and extra for update on hierarchyconfigurations', () => {
+  it("asks with the requester's user, groups, uid and extra for update on hierarchyconfigurations", () => {
     const v = setParent(hierarchy('a, b'), 'b', 'a');
     if (!isPending(v)) throw new Error('expected pending');
     expect(v.checks[0]).toEqual({
@@ -288,7 +341,9 @@ describe('HC validator: step 12, answers to the server checks', () => {
 
   it('words the common-ancestor reason in the 401', () => {
     const v = setParent(hierarchy('r -> a -> b, r -> y'), 'b', 'y');
-    expect(answer(v, { allowed: false })).toEqual(unauthorized('r', 'most recent common ancestor of current parent "a" and proposed parent "y"'));
+    expect(answer(v, { allowed: false })).toEqual(
+      unauthorized('r', 'most recent common ancestor of current parent "a" and proposed parent "y"'),
+    );
   });
 
   it('answers 500 when a review could not be made', () => {
@@ -307,14 +362,17 @@ describe('HC validator: step 12, answers to the server checks', () => {
     );
   });
 
-  it('a failed existence lookup: 500, in HNC\'s words', () => {
+  it("a failed existence lookup: 500, in HNC's words", () => {
     expect(answer(setParent(hierarchy('gone? -> b, a'), 'b', 'a'), { error: 'timeout' })).toEqual(
       denied(500, 'InternalError', 'Internal error occurred: while checking existance for "gone", the current missing parent: timeout'),
     );
   });
 
   it('treats missing or mismatched answers as internal errors', () => {
-    expect(answer(twoTrees(), { allowed: true })).toMatchObject({ code: 500, message: 'Internal error occurred: while checking authz for "x", the proposed parent: no answer' });
+    expect(answer(twoTrees(), { allowed: true })).toMatchObject({
+      code: 500,
+      message: 'Internal error occurred: while checking authz for "x", the proposed parent: no answer',
+    });
     expect(answer(twoTrees(), { exists: false })).toMatchObject({ code: 500 });
     expect(answer(setParent(hierarchy('gone? -> b, a'), 'b', 'a'), { allowed: true })).toMatchObject({ code: 500 });
   });

@@ -109,13 +109,18 @@ export const CheckReason = {
   proposedParent: 'proposed parent',
   currentRoot: 'current root ancestor',
   currentMissingParent: 'current missing parent',
-  mostRecentCommonAncestor: (cur: string, next: string): string => `most recent common ancestor of current parent ${goQuote(cur)} and proposed parent ${goQuote(next)}`,
+  mostRecentCommonAncestor: (cur: string, next: string): string =>
+    `most recent common ancestor of current parent ${goQuote(cur)} and proposed parent ${goQuote(next)}`,
 } as const;
 
 const hcForbidden = (msg: string) => forbidden(Resource.hierarchyConfigurations, Singleton.hierarchy, msg);
 const hcConflict = (msg: string) => conflict(Resource.hierarchyConfigurations, Singleton.hierarchy, msg);
 
-export function validateHierarchyConfiguration(h: Hierarchy, input: AdmissionInput<HierarchyConfiguration>, opts: HierarchyConfigurationOptions = {}): HierarchyVerdict {
+export function validateHierarchyConfiguration(
+  h: Hierarchy,
+  input: AdmissionInput<HierarchyConfiguration>,
+  opts: HierarchyConfigurationOptions = {},
+): HierarchyVerdict {
   // HNC's own account writes status on HCs that would not pass these checks (§4.4).
   if (input.isHncServiceAccount) return allow();
   // The webhook is registered for CREATE and UPDATE; anything else has nothing to check.
@@ -128,9 +133,13 @@ export function validateHierarchyConfiguration(h: Hierarchy, input: AdmissionInp
 
   // 1-2. Both ends must be managed.
   const whyNs = h.policy.whyUnmanaged(ns);
-  if (whyNs !== undefined) return hcForbidden(`namespace ${q(ns)} is not managed by HNC (${whyNs}) and cannot be set as a child of another namespace`);
+  if (whyNs !== undefined)
+    return hcForbidden(`namespace ${q(ns)} is not managed by HNC (${whyNs}) and cannot be set as a child of another namespace`);
   const whyParent = newParent === undefined ? undefined : h.policy.whyUnmanaged(newParent);
-  if (whyParent !== undefined) return hcForbidden(`namespace ${q(newParent!)} is not managed by HNC (${whyParent}) and cannot be set as the parent of another namespace`);
+  if (whyParent !== undefined)
+    return hcForbidden(
+      `namespace ${q(newParent!)} is not managed by HNC (${whyParent}) and cannot be set as the parent of another namespace`,
+    );
 
   // 3. Managed labels and annotations.
   const fieldErrs = managedMetadataErrors(h.policy, hc.spec?.labels, hc.spec?.annotations);
@@ -142,7 +151,9 @@ export function validateHierarchyConfiguration(h: Hierarchy, input: AdmissionInp
   if (!h.isHalted(ns)) {
     const root = h.haltedAncestor(ns);
     if (root !== undefined) {
-      return hcForbidden(`ancestor ${q(root)} of namespace ${q(ns)} has a critical condition, which must be resolved before any changes can be made to the hierarchy configuration`);
+      return hcForbidden(
+        `ancestor ${q(root)} of namespace ${q(ns)} has a critical condition, which must be resolved before any changes can be made to the hierarchy configuration`,
+      );
     }
   }
 
@@ -157,13 +168,17 @@ export function validateHierarchyConfiguration(h: Hierarchy, input: AdmissionInp
 
   // 8-10. Is the new parent structurally legal?
   if (h.subnamespaceOf(ns) !== undefined) {
-    return hcConflict(`illegal parent: Cannot set the parent of ${q(ns)} to ${q(newParent ?? '')} because it's a subnamespace of ${q(curParent ?? '')}`);
+    return hcConflict(
+      `illegal parent: Cannot set the parent of ${q(ns)} to ${q(newParent ?? '')} because it's a subnamespace of ${q(curParent ?? '')}`,
+    );
   }
   if (newParent !== undefined && !h.forest.exists(newParent)) return hcForbidden(`requested parent ${q(newParent)} does not exist`);
   if (newParent === ns) return hcConflict(`illegal parent: ${q(newParent)} cannot be set as its own parent`);
   const cycle = h.forest.wouldCreateCycle(ns, newParent);
   if (cycle !== undefined) {
-    return hcConflict(`illegal parent: cycle when making ${q(newParent!)} the parent of ${q(ns)}: current ancestry is ${cycle.join(' -> ')}`);
+    return hcConflict(
+      `illegal parent: cycle when making ${q(newParent!)} the parent of ${q(ns)}: current ancestry is ${cycle.join(' -> ')}`,
+    );
   }
 
   // 11. Objects the new ancestry would overwrite.
@@ -190,10 +205,16 @@ export function overwriteMessage(conflicts: readonly OverwriteConflict[]): strin
  * the move. In a cycle the "root" found is arbitrary, as in HNC.
  */
 export function serverChecks(h: Hierarchy, user: UserInfo, curParent: string | undefined, newParent: string | undefined): ServerCheck[] {
-  const authorize = (namespace: string, reason: string): ServerCheck => ({ kind: 'authorize', namespace, reason, review: accessReview(user, namespace) });
+  const authorize = (namespace: string, reason: string): ServerCheck => ({
+    kind: 'authorize',
+    namespace,
+    reason,
+    review: accessReview(user, namespace),
+  });
   if (curParent === newParent) return [];
   // Currently a root, or under a parent HNC no longer manages: only the new parent matters.
-  if (curParent === undefined || !h.isManaged(curParent)) return newParent === undefined ? [] : [authorize(newParent, CheckReason.proposedParent)];
+  if (curParent === undefined || !h.isManaged(curParent))
+    return newParent === undefined ? [] : [authorize(newParent, CheckReason.proposedParent)];
   // The parent is missing: only its direct parent can be (a missing grandparent halts the
   // parent, which step 5 refuses). Gone → an orphan being fixed; unsynced → try again later.
   if (!h.forest.exists(curParent)) return [{ kind: 'absent', namespace: curParent, reason: CheckReason.currentMissingParent }];
@@ -231,14 +252,22 @@ export function completeServerChecks(username: string, checks: readonly ServerCh
     const check = checks[i]!;
     const answer = answers[i];
     const what = check.kind === 'absent' ? 'existance' : 'authz';
-    if (answer === undefined) return internalError(`while checking ${what} for ${goQuote(check.namespace)}, the ${check.reason}: no answer`);
-    if ('error' in answer) return internalError(`while checking ${what} for ${goQuote(check.namespace)}, the ${check.reason}: ${answer.error}`);
+    if (answer === undefined)
+      return internalError(`while checking ${what} for ${goQuote(check.namespace)}, the ${check.reason}: no answer`);
+    if ('error' in answer)
+      return internalError(`while checking ${what} for ${goQuote(check.namespace)}, the ${check.reason}: ${answer.error}`);
     if (check.kind === 'absent') {
-      if (!('exists' in answer)) return internalError(`while checking ${what} for ${goQuote(check.namespace)}, the ${check.reason}: expected an existence answer`);
-      if (answer.exists) return serviceUnavailable(`HNC has not reconciled namespace ${goQuote(check.namespace)} yet - please try again in a few moments.`);
+      if (!('exists' in answer))
+        return internalError(`while checking ${what} for ${goQuote(check.namespace)}, the ${check.reason}: expected an existence answer`);
+      if (answer.exists)
+        return serviceUnavailable(`HNC has not reconciled namespace ${goQuote(check.namespace)} yet - please try again in a few moments.`);
     } else {
-      if (!('allowed' in answer)) return internalError(`while checking ${what} for ${goQuote(check.namespace)}, the ${check.reason}: expected an authorization answer`);
-      if (!answer.allowed) return unauthorized(`User ${username} is not authorized to modify the subtree of ${check.namespace}, which is the ${check.reason}`);
+      if (!('allowed' in answer))
+        return internalError(
+          `while checking ${what} for ${goQuote(check.namespace)}, the ${check.reason}: expected an authorization answer`,
+        );
+      if (!answer.allowed)
+        return unauthorized(`User ${username} is not authorized to modify the subtree of ${check.namespace}, which is the ${check.reason}`);
     }
   }
   return allow();

@@ -19,9 +19,11 @@ const KNOWN: Record<string, ResourceResolution> = {
   // The RESTMapper resolves an empty group to whatever group serves the resource.
   '/deployments': { namespaced: true, kind: 'Deployment', version: 'v1', group: 'apps' },
 };
-const resolve = (group: string, resource: string): ResourceResolution => KNOWN[`${group}/${resource}`] ?? { error: `no matches for ${group}/, Resource=${resource}` };
+const resolve = (group: string, resource: string): ResourceResolution =>
+  KNOWN[`${group}/${resource}`] ?? { error: `no matches for ${group}/, Resource=${resource}` };
 
-const validate = (resources: ResourceSpec[], opts: Partial<HncConfigurationOptions> = {}) => validateHncConfiguration(h, update(hncConfig(), hncConfig(resources)), { resolve, ...opts });
+const validate = (resources: ResourceSpec[], opts: Partial<HncConfigurationOptions> = {}) =>
+  validateHncConfiguration(h, update(hncConfig(), hncConfig(resources)), { resolve, ...opts });
 const invalid = (errors: string) => denied(422, 'Invalid', `HNCConfiguration.hnc.x-k8s.io "config" is invalid: ${errors}`);
 
 describe('HNCConfiguration validator: DELETE (§9.5)', () => {
@@ -43,37 +45,56 @@ describe('HNCConfiguration validator: DELETE (§9.5)', () => {
 
 describe('HNCConfiguration validator: the types (§9.5)', () => {
   it('allows namespaced types in any mode', () => {
-    expect(validate([{ resource: 'secrets' }, { group: 'apps', resource: 'deployments', mode: 'Ignore' }, { resource: 'configmaps', mode: 'AllowPropagate' }])).toEqual(ALLOWED);
+    expect(
+      validate([
+        { resource: 'secrets' },
+        { group: 'apps', resource: 'deployments', mode: 'Ignore' },
+        { resource: 'configmaps', mode: 'AllowPropagate' },
+      ]),
+    ).toEqual(ALLOWED);
     expect(validateHncConfiguration(h, create(hncConfig([{ resource: 'secrets', mode: 'Remove' }])), { resolve })).toEqual(ALLOWED);
   });
 
-  it('refuses a resource discovery does not know, with the mapper\'s error', () => {
+  it("refuses a resource discovery does not know, with the mapper's error", () => {
     expect(validate([{ resource: 'foos' }])).toEqual(invalid('spec.resources[0]: Invalid value: foos: no matches for /, Resource=foos'));
-    expect(validate([{ group: 'example.com', resource: 'foos' }])).toEqual(invalid('spec.resources[0]: Invalid value: foos.example.com: no matches for example.com/, Resource=foos'));
+    expect(validate([{ group: 'example.com', resource: 'foos' }])).toEqual(
+      invalid('spec.resources[0]: Invalid value: foos.example.com: no matches for example.com/, Resource=foos'),
+    );
   });
 
   it('refuses a cluster-scoped resource', () => {
     expect(validate([{ group: 'rbac.authorization.k8s.io', resource: 'clusterroles', mode: 'Propagate' }])).toEqual(
-      invalid('spec.resources[0]: Invalid value: clusterroles.rbac.authorization.k8s.io: resource "clusterroles.rbac.authorization.k8s.io" is not namespaced'),
+      invalid(
+        'spec.resources[0]: Invalid value: clusterroles.rbac.authorization.k8s.io: resource "clusterroles.rbac.authorization.k8s.io" is not namespaced',
+      ),
     );
   });
 
   it('refuses the enforced RBAC types, whatever the mode', () => {
-    const msg = (i: number, r: string) => `spec.resources[${i}]: Invalid value: ${r}.rbac.authorization.k8s.io: always uses the 'Propagate' mode and cannot be configured`;
+    const msg = (i: number, r: string) =>
+      `spec.resources[${i}]: Invalid value: ${r}.rbac.authorization.k8s.io: always uses the 'Propagate' mode and cannot be configured`;
     expect(validate([{ group: 'rbac.authorization.k8s.io', resource: 'roles', mode: 'Ignore' }])).toEqual(invalid(msg(0, 'roles')));
-    expect(validate([{ group: 'rbac.authorization.k8s.io', resource: 'rolebindings', mode: 'Propagate' }])).toEqual(invalid(msg(0, 'rolebindings')));
+    expect(validate([{ group: 'rbac.authorization.k8s.io', resource: 'rolebindings', mode: 'Propagate' }])).toEqual(
+      invalid(msg(0, 'rolebindings')),
+    );
   });
 
   it('refuses a type configured twice, on the later entry', () => {
-    expect(validate([{ resource: 'secrets' }, { resource: 'configmaps' }, { resource: 'secrets', mode: 'Ignore' }])).toEqual(invalid('spec.resources[2]: Duplicate value: secrets'));
+    expect(validate([{ resource: 'secrets' }, { resource: 'configmaps' }, { resource: 'secrets', mode: 'Ignore' }])).toEqual(
+      invalid('spec.resources[2]: Duplicate value: secrets'),
+    );
   });
 
   it('compares resolved types: an empty group may name the same type as its group', () => {
-    expect(validate([{ group: 'apps', resource: 'deployments' }, { resource: 'deployments' }])).toEqual(invalid('spec.resources[1]: Duplicate value: deployments'));
+    expect(validate([{ group: 'apps', resource: 'deployments' }, { resource: 'deployments' }])).toEqual(
+      invalid('spec.resources[1]: Duplicate value: deployments'),
+    );
   });
 
   it('reports every problem at once, in spec order', () => {
-    expect(validate([{ resource: 'foos' }, { resource: 'namespaces' }, { resource: 'secrets' }, { resource: 'secrets' }, { resource: 'bars' }])).toEqual(
+    expect(
+      validate([{ resource: 'foos' }, { resource: 'namespaces' }, { resource: 'secrets' }, { resource: 'secrets' }, { resource: 'bars' }]),
+    ).toEqual(
       invalid(
         '[spec.resources[0]: Invalid value: foos: no matches for /, Resource=foos, ' +
           'spec.resources[1]: Invalid value: namespaces: resource "namespaces" is not namespaced, ' +
@@ -88,7 +109,9 @@ describe('HNCConfiguration validator: the types (§9.5)', () => {
   });
 
   it('exempts HNC', () => {
-    expect(validateHncConfiguration(h, update(hncConfig(), hncConfig([{ resource: 'foos' }]), { hncServiceAccount: true }), { resolve })).toEqual(ALLOWED);
+    expect(
+      validateHncConfiguration(h, update(hncConfig(), hncConfig([{ resource: 'foos' }]), { hncServiceAccount: true }), { resolve }),
+    ).toEqual(ALLOWED);
   });
 
   it('answers 400 without the object', () => {
@@ -101,7 +124,7 @@ describe('HNCConfiguration validator: objects a newly propagated type would over
     409,
     'Conflict',
     'Operation cannot be fulfilled on hncconfigurations.hnc.x-k8s.io "hierarchy": ' +
-      'Cannot update configuration because setting type "/v1, Kind=Secret" to \'Propagate\' mode or \'AllowPropagate\' mode would overwrite user-created object(s):\n' +
+      "Cannot update configuration because setting type \"/v1, Kind=Secret\" to 'Propagate' mode or 'AllowPropagate' mode would overwrite user-created object(s):\n" +
       '  Object "creds" in namespace "a" would overwrite the one in "b"\n' +
       '  Object "creds" in namespace "a" would overwrite the one in "c"\n' +
       'To fix this, please rename or remove the conflicting objects first.',
@@ -133,13 +156,25 @@ describe('HNCConfiguration validator: objects a newly propagated type would over
 
   it('does not check types that do not propagate', () => {
     const overwriteConflicts = vi.fn(() => creds);
-    expect(validate([{ resource: 'secrets', mode: 'Remove' }, { resource: 'configmaps', mode: 'Ignore' }], { overwriteConflicts })).toEqual(ALLOWED);
+    expect(
+      validate(
+        [
+          { resource: 'secrets', mode: 'Remove' },
+          { resource: 'configmaps', mode: 'Ignore' },
+        ],
+        { overwriteConflicts },
+      ),
+    ).toEqual(ALLOWED);
     expect(overwriteConflicts).not.toHaveBeenCalled();
   });
 
   it('answers for the first type with conflicts, in spec order', () => {
-    const overwriteConflicts = vi.fn((t: { kind: string }) => (t.kind === 'Deployment' ? [{ name: 'web', ancestor: 'a', namespace: 'b' }] : []));
-    const d = refusal(validate([{ resource: 'configmaps' }, { group: 'apps', resource: 'deployments' }, { resource: 'secrets' }], { overwriteConflicts }));
+    const overwriteConflicts = vi.fn((t: { kind: string }) =>
+      t.kind === 'Deployment' ? [{ name: 'web', ancestor: 'a', namespace: 'b' }] : [],
+    );
+    const d = refusal(
+      validate([{ resource: 'configmaps' }, { group: 'apps', resource: 'deployments' }, { resource: 'secrets' }], { overwriteConflicts }),
+    );
     expect(d).toMatchObject({ code: 409 });
     expect(d.message).toContain('setting type "apps/v1, Kind=Deployment"');
     expect(overwriteConflicts).toHaveBeenCalledTimes(2);

@@ -39,7 +39,8 @@ import {
  * version, and whether it is namespaced; `group` if the mapper resolved an empty group to another
  * one. Or the mapper's error text (e.g. `no matches for /, Resource=foos`).
  */
-export type ResourceResolution = { readonly namespaced: boolean; readonly kind: string; readonly version: string; readonly group?: string } | { readonly error: string };
+export type ResourceResolution =
+  { readonly namespaced: boolean; readonly kind: string; readonly version: string; readonly group?: string } | { readonly error: string };
 
 export type ResourceResolver = (group: string, resource: string) => ResourceResolution;
 
@@ -78,7 +79,8 @@ export function validateHncConfiguration(_h: Hierarchy, input: AdmissionInput<HN
   if (input.operation === 'DELETE') {
     // Other names cannot be created past the CRD's enum; old strays may be deleted.
     const name = input.name ?? input.oldObject?.metadata?.name;
-    if (name === Singleton.config) return forbidden(Resource.hncConfigurations, Singleton.config, "deleting the 'config' object is forbidden");
+    if (name === Singleton.config)
+      return forbidden(Resource.hncConfigurations, Singleton.config, "deleting the 'config' object is forbidden");
     return allow();
   }
   const config = input.object;
@@ -102,7 +104,9 @@ export function validateHncConfiguration(_h: Hierarchy, input: AdmissionInput<HN
 
 /** The overwrite denial's text: one `  Object "<n>" in namespace "<anc>" would overwrite the one in "<ns>"` line each. */
 export function typeOverwriteMessage(gvk: GroupVersionKind, conflicts: readonly TypeOverwriteConflict[]): string {
-  const lines = conflicts.map((c) => `  Object ${goQuote(c.name)} in namespace ${goQuote(c.ancestor)} would overwrite the one in ${goQuote(c.namespace)}`);
+  const lines = conflicts.map(
+    (c) => `  Object ${goQuote(c.name)} in namespace ${goQuote(c.ancestor)} would overwrite the one in ${goQuote(c.namespace)}`,
+  );
   return (
     `Cannot update configuration because setting type ${goQuote(gvkText(gvk))} to 'Propagate' mode or 'AllowPropagate' mode would overwrite user-created object(s):\n` +
     `${lines.join('\n')}\nTo fix this, please rename or remove the conflicting objects first.`

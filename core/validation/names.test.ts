@@ -3,7 +3,8 @@ import { HierarchyPolicy } from '../hierarchy/policy.js';
 import { fieldErrorText } from './decision.js';
 import { isDns1123Label, isDns1123Subdomain, isQualifiedName, isValidLabelValue, managedMetadataErrors } from './names.js';
 
-const LABEL_REGEX = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const LABEL_REGEX =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 const SUBDOMAIN_REGEX =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const QNAME_REGEX =
@@ -52,7 +53,9 @@ describe('qualified names (label and annotation keys)', () => {
   });
 
   it('refuses more than one slash at once', () => {
-    expect(isQualifiedName('a/b/c')).toEqual([`a qualified name ${QNAME_REGEX} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`]);
+    expect(isQualifiedName('a/b/c')).toEqual([
+      `a qualified name ${QNAME_REGEX} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ]);
   });
 
   it('counts length in UTF-8 bytes, as Go does', () => {
@@ -78,7 +81,15 @@ describe('managed metadata of HC and anchor specs', () => {
     managedMetadataErrors(policy, labels, annotations).map(fieldErrorText);
 
   it('accepts managed keys with valid values', () => {
-    expect(texts([{ key: 'team', value: 'a' }, { key: 'x.example.com/tier', value: '' }], [{ key: 'owner', value: 'any value at all!' }])).toEqual([]);
+    expect(
+      texts(
+        [
+          { key: 'team', value: 'a' },
+          { key: 'x.example.com/tier', value: '' },
+        ],
+        [{ key: 'owner', value: 'any value at all!' }],
+      ),
+    ).toEqual([]);
   });
 
   it('refuses a key that is not a qualified name (and does not also call it unmanaged)', () => {
@@ -88,7 +99,9 @@ describe('managed metadata of HC and anchor specs', () => {
   });
 
   it('joins several key problems with "; "', () => {
-    expect(texts([{ key: 'Bad.com/', value: 'v' }])).toEqual([`spec.labels: Invalid value: "Bad.com/": prefix part ${SUBDOMAIN_REGEX}; name part must be non-empty; name part ${QNAME_REGEX}`]);
+    expect(texts([{ key: 'Bad.com/', value: 'v' }])).toEqual([
+      `spec.labels: Invalid value: "Bad.com/": prefix part ${SUBDOMAIN_REGEX}; name part must be non-empty; name part ${QNAME_REGEX}`,
+    ]);
   });
 
   it('refuses keys no managed regex allows', () => {
@@ -99,11 +112,21 @@ describe('managed metadata of HC and anchor specs', () => {
   });
 
   it('checks label values on spec.labels[<key>], annotation values not at all', () => {
-    expect(texts([{ key: 'team', value: 'a b' }], [{ key: 'owner', value: 'a b' }])).toEqual([`spec.labels[team]: Invalid value: "a b": ${VALUE_REGEX}`]);
+    expect(texts([{ key: 'team', value: 'a b' }], [{ key: 'owner', value: 'a b' }])).toEqual([
+      `spec.labels[team]: Invalid value: "a b": ${VALUE_REGEX}`,
+    ]);
   });
 
   it('reports per entry: key then value, labels before annotations', () => {
-    expect(texts([{ key: 'color', value: '-' }, { key: 'team', value: 'ok' }], [{ key: 'x', value: '' }])).toEqual([
+    expect(
+      texts(
+        [
+          { key: 'color', value: '-' },
+          { key: 'team', value: 'ok' },
+        ],
+        [{ key: 'x', value: '' }],
+      ),
+    ).toEqual([
       'spec.labels: Invalid value: "color": not a managed label and cannot be configured',
       `spec.labels[color]: Invalid value: "-": ${VALUE_REGEX}`,
       'spec.annotations: Invalid value: "x": not a managed annotation and cannot be configured',

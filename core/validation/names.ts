@@ -13,7 +13,11 @@ export { isDns1123Label, isDns1123Subdomain, isQualifiedName, isValidLabelValue 
  * qualified name, else a key no `--managed-namespace-label`/`-annotation` regex allows; then, for
  * labels only, an invalid value (on `spec.labels[<key>]`). Annotation values are not checked.
  */
-export function managedMetadataErrors(policy: HierarchyPolicy, labels: readonly MetaKVP[] = [], annotations: readonly MetaKVP[] = []): FieldError[] {
+export function managedMetadataErrors(
+  policy: HierarchyPolicy,
+  labels: readonly MetaKVP[] = [],
+  annotations: readonly MetaKVP[] = [],
+): FieldError[] {
   const errs: FieldError[] = [];
   for (const { key, value } of labels) {
     const keyErrs = isQualifiedName(key);
@@ -25,7 +29,8 @@ export function managedMetadataErrors(policy: HierarchyPolicy, labels: readonly 
   for (const { key } of annotations) {
     const keyErrs = isQualifiedName(key);
     if (keyErrs.length) errs.push(fieldInvalid('spec.annotations', key, keyErrs.join('; ')));
-    else if (!policy.isManagedAnnotation(key)) errs.push(fieldInvalid('spec.annotations', key, 'not a managed annotation and cannot be configured'));
+    else if (!policy.isManagedAnnotation(key))
+      errs.push(fieldInvalid('spec.annotations', key, 'not a managed annotation and cannot be configured'));
   }
   return errs;
 }

@@ -34,7 +34,9 @@ describe('namespace mutator (§9.2)', () => {
 
   it('never changes a value that is there, even a wrong one (the validator refuses those)', () => {
     expect(mutateNamespace(h, create(namespace('team-a', { labels: INCLUDED })))).toEqual({ allowed: true });
-    expect(mutateNamespace(h, create(namespace('team-a', { labels: { 'hnc.x-k8s.io/included-namespace': 'false' } })))).toEqual({ allowed: true });
+    expect(mutateNamespace(h, create(namespace('team-a', { labels: { 'hnc.x-k8s.io/included-namespace': 'false' } })))).toEqual({
+      allowed: true,
+    });
   });
 
   it('leaves excluded namespaces alone', () => {

@@ -7,11 +7,19 @@ const ALLOWED = { allowed: true };
 const DOC = 'https://github.com/kubernetes-sigs/hierarchical-namespaces/blob/master/docs/user-guide/concepts.md#included-namespace-label';
 const forbidden = (ns: string, msg: string) => denied(403, 'Forbidden', `namespaces "${ns}" is forbidden: ${msg}`);
 const unmanagedWithLabel = (ns: string) =>
-  forbidden(ns, `you cannot enforce webhook rules on this unmanaged namespace using the "hnc.x-k8s.io/included-namespace" label. See ${DOC} for detail`);
+  forbidden(
+    ns,
+    `you cannot enforce webhook rules on this unmanaged namespace using the "hnc.x-k8s.io/included-namespace" label. See ${DOC} for detail`,
+  );
 const wrongLabelValue = (ns: string) =>
-  forbidden(ns, `you cannot change the value of the "hnc.x-k8s.io/included-namespace" label. It has to be set as true on all managed namespaces. See ${DOC} for detail`);
-const setTreeLabel = (ns: string, key: string) => forbidden(ns, `cannot set or modify tree label "${key}" in namespace "${ns}"; these can only be managed by HNC`);
-const removeTreeLabel = (ns: string, key: string) => forbidden(ns, `cannot remove tree label "${key}" in namespace "${ns}"; these can only be managed by HNC`);
+  forbidden(
+    ns,
+    `you cannot change the value of the "hnc.x-k8s.io/included-namespace" label. It has to be set as true on all managed namespaces. See ${DOC} for detail`,
+  );
+const setTreeLabel = (ns: string, key: string) =>
+  forbidden(ns, `cannot set or modify tree label "${key}" in namespace "${ns}"; these can only be managed by HNC`);
+const removeTreeLabel = (ns: string, key: string) =>
+  forbidden(ns, `cannot remove tree label "${key}" in namespace "${ns}"; these can only be managed by HNC`);
 const MANAGED_BY = 'hnc.x-k8s.io/managed-by';
 
 /** `ext` is managed by another tool that has put it below `corp` and `org` in its own tree. */
@@ -35,17 +43,25 @@ describe('namespace validator: CREATE (§9.7)', () => {
   it('refuses the included label on an unmanaged namespace', () => {
     expect(validateNamespace(h, create(namespace('kube-system', { labels: INCLUDED })))).toEqual(unmanagedWithLabel('kube-system'));
     const regex = hierarchy('a', { policy: { includedNamespaceRegex: 'team-.*' } });
-    expect(validateNamespace(regex, create(namespace('other', { labels: { 'hnc.x-k8s.io/included-namespace': 'false' } })))).toEqual(unmanagedWithLabel('other'));
+    expect(validateNamespace(regex, create(namespace('other', { labels: { 'hnc.x-k8s.io/included-namespace': 'false' } })))).toEqual(
+      unmanagedWithLabel('other'),
+    );
   });
 
   it('refuses a managed namespace whose label is not "true", or missing (when the mutator did not run)', () => {
-    expect(validateNamespace(h, create(namespace('new', { labels: { 'hnc.x-k8s.io/included-namespace': 'yes' } })))).toEqual(wrongLabelValue('new'));
+    expect(validateNamespace(h, create(namespace('new', { labels: { 'hnc.x-k8s.io/included-namespace': 'yes' } })))).toEqual(
+      wrongLabelValue('new'),
+    );
     expect(validateNamespace(h, create(namespace('new')))).toEqual(wrongLabelValue('new'));
   });
 
-  it('refuses (Conflict) a name that an external namespace\'s tree labels reserve', () => {
+  it("refuses (Conflict) a name that an external namespace's tree labels reserve", () => {
     const ext = withExternal();
-    const reserved = denied(409, 'Conflict', 'Operation cannot be fulfilled on namespaces "corp": is reserved by the external hierarchy manager "argo"');
+    const reserved = denied(
+      409,
+      'Conflict',
+      'Operation cannot be fulfilled on namespaces "corp": is reserved by the external hierarchy manager "argo"',
+    );
     expect(validateNamespace(ext, create(namespace('corp', { labels: INCLUDED })))).toEqual(reserved);
     expect(validateNamespace(ext, create(namespace('org', { labels: INCLUDED }))).allowed).toBe(false);
     expect(validateNamespace(ext, create(namespace('other', { labels: INCLUDED })))).toEqual(ALLOWED);
@@ -61,18 +77,24 @@ describe('namespace validator: CREATE (§9.7)', () => {
     const key = 'a.tree.hnc.x-k8s.io/depth';
     expect(validateNamespace(h, create(namespace('new', { labels: { ...INCLUDED, [key]: '1' } })))).toEqual(setTreeLabel('new', key));
     // Even its own depth-0 label: only HNC writes those.
-    expect(validateNamespace(h, create(namespace('new', { labels: { ...INCLUDED, ...tree({ new: 0 }) } })))).toEqual(setTreeLabel('new', 'new.tree.hnc.x-k8s.io/depth'));
+    expect(validateNamespace(h, create(namespace('new', { labels: { ...INCLUDED, ...tree({ new: 0 }) } })))).toEqual(
+      setTreeLabel('new', 'new.tree.hnc.x-k8s.io/depth'),
+    );
   });
 
   it('checks the included label, then reserved names, then tree labels', () => {
     const ext = withExternal();
     const all = { labels: { 'hnc.x-k8s.io/included-namespace': 'no', ...tree({ x: 1 }) } };
     expect(validateNamespace(ext, create(namespace('corp', all)))).toEqual(wrongLabelValue('corp'));
-    expect(refusal(validateNamespace(ext, create(namespace('corp', { labels: { ...INCLUDED, ...tree({ x: 1 }) } })))).reason).toBe('Conflict');
+    expect(refusal(validateNamespace(ext, create(namespace('corp', { labels: { ...INCLUDED, ...tree({ x: 1 }) } })))).reason).toBe(
+      'Conflict',
+    );
   });
 
   it('exempts HNC', () => {
-    expect(validateNamespace(withExternal(), create(namespace('corp', { labels: { ...tree({ corp: 0 }) } }), { hncServiceAccount: true }))).toEqual(ALLOWED);
+    expect(
+      validateNamespace(withExternal(), create(namespace('corp', { labels: { ...tree({ corp: 0 }) } }), { hncServiceAccount: true })),
+    ).toEqual(ALLOWED);
   });
 });
 
@@ -89,43 +111,75 @@ describe('namespace validator: UPDATE (§9.7)', () => {
     // An excluded namespace that already carries the label (from before it was excluded) can still be edited.
     const old = namespace('kube-system', { labels: INCLUDED });
     expect(validateNamespace(h, update(old, namespace('kube-system', { labels: { ...INCLUDED, x: 'y' } })))).toEqual(ALLOWED);
-    expect(validateNamespace(h, update(old, namespace('kube-system', { labels: { 'hnc.x-k8s.io/included-namespace': 'false' } })))).toEqual(unmanagedWithLabel('kube-system'));
+    expect(validateNamespace(h, update(old, namespace('kube-system', { labels: { 'hnc.x-k8s.io/included-namespace': 'false' } })))).toEqual(
+      unmanagedWithLabel('kube-system'),
+    );
   });
 
   it('refuses adding the label to an unmanaged namespace', () => {
-    expect(validateNamespace(hierarchy('a'), update(namespace('kube-public'), namespace('kube-public', { labels: INCLUDED })))).toEqual(unmanagedWithLabel('kube-public'));
+    expect(validateNamespace(hierarchy('a'), update(namespace('kube-public'), namespace('kube-public', { labels: INCLUDED })))).toEqual(
+      unmanagedWithLabel('kube-public'),
+    );
   });
 
   it('refuses changing or removing the label of a managed namespace', () => {
     const h = hierarchy('a');
     const old = namespace('a', { labels: INCLUDED });
-    expect(validateNamespace(h, update(old, namespace('a', { labels: { 'hnc.x-k8s.io/included-namespace': 'false' } })))).toEqual(wrongLabelValue('a'));
+    expect(validateNamespace(h, update(old, namespace('a', { labels: { 'hnc.x-k8s.io/included-namespace': 'false' } })))).toEqual(
+      wrongLabelValue('a'),
+    );
     expect(validateNamespace(h, update(old, namespace('a')))).toEqual(wrongLabelValue('a'));
   });
 
   it('allows removing the label from an unmanaged namespace', () => {
-    expect(validateNamespace(hierarchy('a'), update(namespace('kube-system', { labels: INCLUDED }), namespace('kube-system')))).toEqual(ALLOWED);
+    expect(validateNamespace(hierarchy('a'), update(namespace('kube-system', { labels: INCLUDED }), namespace('kube-system')))).toEqual(
+      ALLOWED,
+    );
   });
 
   it('refuses making a child external', () => {
     const h = hierarchy('a -> b');
-    const d = validateNamespace(h, update(namespace('b', { labels: INCLUDED }), namespace('b', { labels: INCLUDED, annotations: { [MANAGED_BY]: 'argo' } })));
+    const d = validateNamespace(
+      h,
+      update(namespace('b', { labels: INCLUDED }), namespace('b', { labels: INCLUDED, annotations: { [MANAGED_BY]: 'argo' } })),
+    );
     expect(d).toEqual(
-      forbidden('b', 'is a child of "a". Namespaces with parents defined by HNC cannot also be managed externally. To manage this namespace with "argo", first make it a root in HNC'),
+      forbidden(
+        'b',
+        'is a child of "a". Namespaces with parents defined by HNC cannot also be managed externally. To manage this namespace with "argo", first make it a root in HNC',
+      ),
     );
   });
 
   it('allows making a root external, and "managed by HNC" anywhere', () => {
     const h = hierarchy('a -> b');
-    expect(validateNamespace(h, update(namespace('a', { labels: INCLUDED }), namespace('a', { labels: INCLUDED, annotations: { [MANAGED_BY]: 'argo' } })))).toEqual(ALLOWED);
-    expect(validateNamespace(h, update(namespace('b', { labels: INCLUDED }), namespace('b', { labels: INCLUDED, annotations: { [MANAGED_BY]: 'hnc.x-k8s.io' } })))).toEqual(ALLOWED);
-    expect(validateNamespace(h, update(namespace('b', { labels: INCLUDED }), namespace('b', { labels: INCLUDED, annotations: { [MANAGED_BY]: '' } })))).toEqual(ALLOWED);
+    expect(
+      validateNamespace(
+        h,
+        update(namespace('a', { labels: INCLUDED }), namespace('a', { labels: INCLUDED, annotations: { [MANAGED_BY]: 'argo' } })),
+      ),
+    ).toEqual(ALLOWED);
+    expect(
+      validateNamespace(
+        h,
+        update(namespace('b', { labels: INCLUDED }), namespace('b', { labels: INCLUDED, annotations: { [MANAGED_BY]: 'hnc.x-k8s.io' } })),
+      ),
+    ).toEqual(ALLOWED);
+    expect(
+      validateNamespace(
+        h,
+        update(namespace('b', { labels: INCLUDED }), namespace('b', { labels: INCLUDED, annotations: { [MANAGED_BY]: '' } })),
+      ),
+    ).toEqual(ALLOWED);
   });
 
   it('judges the parent from the forest, whatever the HC says now', () => {
     // An orphan still has its (missing) parent in the forest.
     const h = hierarchy('gone? -> b');
-    const d = validateNamespace(h, update(namespace('b', { labels: INCLUDED }), namespace('b', { labels: INCLUDED, annotations: { [MANAGED_BY]: 'argo' } })));
+    const d = validateNamespace(
+      h,
+      update(namespace('b', { labels: INCLUDED }), namespace('b', { labels: INCLUDED, annotations: { [MANAGED_BY]: 'argo' } })),
+    );
     expect(d.allowed).toBe(false);
   });
 
@@ -133,10 +187,16 @@ describe('namespace validator: UPDATE (§9.7)', () => {
     const h = hierarchy('a -> b');
     const labels: Record<string, string> = { ...INCLUDED, ...tree({ b: 0, a: 1 }) };
     const old = namespace('b', { labels });
-    expect(validateNamespace(h, update(old, namespace('b', { labels: { ...labels, ...tree({ x: 2 }) } })))).toEqual(setTreeLabel('b', 'x.tree.hnc.x-k8s.io/depth'));
-    expect(validateNamespace(h, update(old, namespace('b', { labels: { ...labels, ...tree({ a: 5 }) } })))).toEqual(setTreeLabel('b', 'a.tree.hnc.x-k8s.io/depth'));
+    expect(validateNamespace(h, update(old, namespace('b', { labels: { ...labels, ...tree({ x: 2 }) } })))).toEqual(
+      setTreeLabel('b', 'x.tree.hnc.x-k8s.io/depth'),
+    );
+    expect(validateNamespace(h, update(old, namespace('b', { labels: { ...labels, ...tree({ a: 5 }) } })))).toEqual(
+      setTreeLabel('b', 'a.tree.hnc.x-k8s.io/depth'),
+    );
     const { ['a.tree.hnc.x-k8s.io/depth']: _gone, ...withoutA } = labels;
-    expect(validateNamespace(h, update(old, namespace('b', { labels: withoutA })))).toEqual(removeTreeLabel('b', 'a.tree.hnc.x-k8s.io/depth'));
+    expect(validateNamespace(h, update(old, namespace('b', { labels: withoutA })))).toEqual(
+      removeTreeLabel('b', 'a.tree.hnc.x-k8s.io/depth'),
+    );
   });
 
   it('reports tree label changes in key order, additions before removals', () => {
@@ -149,14 +209,20 @@ describe('namespace validator: UPDATE (§9.7)', () => {
   it('checks the included label, then the external manager, then tree labels', () => {
     const h = hierarchy('a -> b');
     const old = namespace('b', { labels: INCLUDED });
-    const bad = (labels: Record<string, string>) => namespace('b', { labels: { ...labels, ...tree({ q: 1 }) }, annotations: { [MANAGED_BY]: 'argo' } });
+    const bad = (labels: Record<string, string>) =>
+      namespace('b', { labels: { ...labels, ...tree({ q: 1 }) }, annotations: { [MANAGED_BY]: 'argo' } });
     expect(validateNamespace(h, update(old, bad({})))).toEqual(wrongLabelValue('b'));
     expect(refusal(validateNamespace(h, update(old, bad(INCLUDED)))).message).toContain('is a child of "a"');
   });
 
   it('exempts HNC', () => {
     const h = hierarchy('a -> b');
-    const d = validateNamespace(h, update(namespace('b', { labels: INCLUDED }), namespace('b', { labels: tree({ b: 0 }), annotations: { [MANAGED_BY]: 'argo' } }), { hncServiceAccount: true }));
+    const d = validateNamespace(
+      h,
+      update(namespace('b', { labels: INCLUDED }), namespace('b', { labels: tree({ b: 0 }), annotations: { [MANAGED_BY]: 'argo' } }), {
+        hncServiceAccount: true,
+      }),
+    );
     expect(d).toEqual(ALLOWED);
   });
 });
@@ -186,7 +252,10 @@ describe('namespace validator: DELETE (§9.7, §6.3)', () => {
   it('refuses deleting a namespace that holds subnamespaces without cascading deletion', () => {
     const h = hierarchy('a -> b, a -> c', { subns: ['c'] });
     expect(validateNamespace(h, del(namespace('a')))).toEqual(
-      forbidden('a', "contains subnamespaces. Please remove all subnamespaces before deleting this namespace, or set 'allowCascadingDeletion' to delete them automatically"),
+      forbidden(
+        'a',
+        "contains subnamespaces. Please remove all subnamespaces before deleting this namespace, or set 'allowCascadingDeletion' to delete them automatically",
+      ),
     );
   });
 
@@ -227,6 +296,8 @@ describe('namespace validator: odd requests', () => {
   });
 
   it('takes the name from the request when the object has none', () => {
-    expect(validateNamespace(hierarchy('a'), create({ metadata: { labels: INCLUDED } }, { name: 'kube-system' }))).toEqual(unmanagedWithLabel('kube-system'));
+    expect(validateNamespace(hierarchy('a'), create({ metadata: { labels: INCLUDED } }, { name: 'kube-system' }))).toEqual(
+      unmanagedWithLabel('kube-system'),
+    );
   });
 });

@@ -12,7 +12,8 @@ import { allow, badRequest, conflict, forbidden, goQuote, NO_CONTENT, Resource, 
 import type { NamespaceObject } from './namespace-mutator.js';
 import { externalManager, externalTreeNames } from './queries.js';
 
-const INCLUDED_LABEL_DOC = 'https://github.com/kubernetes-sigs/hierarchical-namespaces/blob/master/docs/user-guide/concepts.md#included-namespace-label';
+const INCLUDED_LABEL_DOC =
+  'https://github.com/kubernetes-sigs/hierarchical-namespaces/blob/master/docs/user-guide/concepts.md#included-namespace-label';
 
 export function validateNamespace(h: Hierarchy, input: AdmissionInput<NamespaceObject>): Decision {
   if (input.isHncServiceAccount || input.operation === 'CONNECT') return allow();
@@ -29,7 +30,12 @@ export function validateNamespace(h: Hierarchy, input: AdmissionInput<NamespaceO
     case 'CREATE':
       return includedLabel(h, name, labels, undefined, deny) ?? reservedName(h, name) ?? treeLabels(name, labels, {}, deny) ?? allow();
     case 'UPDATE':
-      return includedLabel(h, name, labels, oldLabels, deny) ?? externalWithParent(h, name, annotations, deny) ?? treeLabels(name, labels, oldLabels ?? {}, deny) ?? allow();
+      return (
+        includedLabel(h, name, labels, oldLabels, deny) ??
+        externalWithParent(h, name, annotations, deny) ??
+        treeLabels(name, labels, oldLabels ?? {}, deny) ??
+        allow()
+      );
     case 'DELETE':
       return deleteSubnamespace(h, name, annotations, deny) ?? deleteWithSubnamespaces(h, name, deny) ?? allow();
   }
@@ -46,13 +52,18 @@ type Labels = Readonly<Record<string, string>>;
 function includedLabel(h: Hierarchy, name: string, labels: Labels, oldLabels: Labels | undefined, deny: Deny): Decision | undefined {
   const has = Object.hasOwn(labels, Label.includedNamespace);
   const value = labels[Label.includedNamespace];
-  if (oldLabels !== undefined && has === Object.hasOwn(oldLabels, Label.includedNamespace) && value === oldLabels[Label.includedNamespace]) return undefined;
+  if (oldLabels !== undefined && has === Object.hasOwn(oldLabels, Label.includedNamespace) && value === oldLabels[Label.includedNamespace])
+    return undefined;
   const managed = h.isManaged(name);
   if (!managed && has) {
-    return deny(`you cannot enforce webhook rules on this unmanaged namespace using the "${Label.includedNamespace}" label. See ${INCLUDED_LABEL_DOC} for detail`);
+    return deny(
+      `you cannot enforce webhook rules on this unmanaged namespace using the "${Label.includedNamespace}" label. See ${INCLUDED_LABEL_DOC} for detail`,
+    );
   }
   if (managed && value !== 'true') {
-    return deny(`you cannot change the value of the "${Label.includedNamespace}" label. It has to be set as true on all managed namespaces. See ${INCLUDED_LABEL_DOC} for detail`);
+    return deny(
+      `you cannot change the value of the "${Label.includedNamespace}" label. It has to be set as true on all managed namespaces. See ${INCLUDED_LABEL_DOC} for detail`,
+    );
   }
   return undefined;
 }
@@ -73,7 +84,9 @@ function externalWithParent(h: Hierarchy, name: string, annotations: Labels, den
   const mgr = annotations[Annotation.managedBy] ?? '';
   const parent = h.forest.parent(name);
   if (mgr === '' || mgr === MANAGED_BY_VALUE || parent === undefined) return undefined;
-  return deny(`is a child of ${goQuote(parent)}. Namespaces with parents defined by HNC cannot also be managed externally. To manage this namespace with ${goQuote(mgr)}, first make it a root in HNC`);
+  return deny(
+    `is a child of ${goQuote(parent)}. Namespaces with parents defined by HNC cannot also be managed externally. To manage this namespace with ${goQuote(mgr)}, first make it a root in HNC`,
+  );
 }
 
 /**
@@ -89,7 +102,8 @@ function treeLabels(name: string, labels: Labels, oldLabels: Labels, deny: Deny)
     }
   }
   for (const key of Object.keys(oldLabels).filter(isTree).sort()) {
-    if (!Object.hasOwn(labels, key)) return deny(`cannot remove tree label ${goQuote(key)} in namespace ${goQuote(name)}; these can only be managed by HNC`);
+    if (!Object.hasOwn(labels, key))
+      return deny(`cannot remove tree label ${goQuote(key)} in namespace ${goQuote(name)}; these can only be managed by HNC`);
   }
   return undefined;
 }
@@ -108,5 +122,7 @@ function deleteSubnamespace(h: Hierarchy, name: string, annotations: Labels, den
 function deleteWithSubnamespaces(h: Hierarchy, name: string, deny: Deny): Decision | undefined {
   if (!h.forest.has(name) || h.allowsCascadingDeletion(name)) return undefined;
   if (!h.forest.children(name).some((c) => h.subnamespaceOf(c) !== undefined)) return undefined;
-  return deny("contains subnamespaces. Please remove all subnamespaces before deleting this namespace, or set 'allowCascadingDeletion' to delete them automatically");
+  return deny(
+    "contains subnamespaces. Please remove all subnamespaces before deleting this namespace, or set 'allowCascadingDeletion' to delete them automatically",
+  );
 }

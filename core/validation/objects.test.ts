@@ -5,9 +5,20 @@ import type { AdmissionInput } from './decision.js';
 import type { PropagatableObject } from '../propagation/copy.js';
 
 const resource = { group: 'rbac.authorization.k8s.io', resource: 'roles' };
-const role = (name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}, rules: unknown[] = []): PropagatableObject =>
+const role = (
+  name: string,
+  labels: Record<string, string> = {},
+  annotations: Record<string, string> = {},
+  rules: unknown[] = [],
+): PropagatableObject =>
   ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, labels, annotations }, rules }) as PropagatableObject;
-const req = (operation: AdmissionInput<PropagatableObject>['operation'], namespace: string, object?: PropagatableObject, oldObject?: PropagatableObject, sa = false): AdmissionInput<PropagatableObject> => ({
+const req = (
+  operation: AdmissionInput<PropagatableObject>['operation'],
+  namespace: string,
+  object?: PropagatableObject,
+  oldObject?: PropagatableObject,
+  sa = false,
+): AdmissionInput<PropagatableObject> => ({
   operation,
   namespace,
   name: (object ?? oldObject)?.metadata?.name,
@@ -30,12 +41,22 @@ describe('validateObject', () => {
 
   it('refuses creating, editing, relabelling or deleting a copy', () => {
     expect(validateObject(h, req('CREATE', 'b', copyOf('r', 'a')), opts)).toEqual({
-      allowed: false, code: 403, reason: 'Forbidden', message: 'roles.rbac.authorization.k8s.io "r" is forbidden: cannot create objects with the label "hnc.x-k8s.io/inherited-from"',
+      allowed: false,
+      code: 403,
+      reason: 'Forbidden',
+      message: 'roles.rbac.authorization.k8s.io "r" is forbidden: cannot create objects with the label "hnc.x-k8s.io/inherited-from"',
     });
     const edited = role('r', { 'hnc.x-k8s.io/inherited-from': 'a' }, {}, [{ verbs: ['*'] }]);
-    expect(validateObject(h, req('UPDATE', 'b', edited, copyOf('r', 'a')), opts)).toMatchObject({ code: 403, message: 'roles.rbac.authorization.k8s.io "r" is forbidden: cannot modify object propagated from namespace "a"' });
-    expect(validateObject(h, req('UPDATE', 'b', role('r'), copyOf('r', 'a')), opts)).toMatchObject({ message: 'roles.rbac.authorization.k8s.io "r" is forbidden: cannot modify the label "hnc.x-k8s.io/inherited-from"' });
-    expect(validateObject(h, req('DELETE', 'b', undefined, copyOf('r', 'a')), opts)).toMatchObject({ message: 'roles.rbac.authorization.k8s.io "r" is forbidden: cannot delete object propagated from namespace "a"' });
+    expect(validateObject(h, req('UPDATE', 'b', edited, copyOf('r', 'a')), opts)).toMatchObject({
+      code: 403,
+      message: 'roles.rbac.authorization.k8s.io "r" is forbidden: cannot modify object propagated from namespace "a"',
+    });
+    expect(validateObject(h, req('UPDATE', 'b', role('r'), copyOf('r', 'a')), opts)).toMatchObject({
+      message: 'roles.rbac.authorization.k8s.io "r" is forbidden: cannot modify the label "hnc.x-k8s.io/inherited-from"',
+    });
+    expect(validateObject(h, req('DELETE', 'b', undefined, copyOf('r', 'a')), opts)).toMatchObject({
+      message: 'roles.rbac.authorization.k8s.io "r" is forbidden: cannot delete object propagated from namespace "a"',
+    });
   });
 
   it('allows changes to a copy that are not its content (status, finalizers) and deletion in a terminating namespace', () => {
@@ -51,7 +72,13 @@ describe('validateObject', () => {
       code: 400,
       message: 'invalid propagate.hnc.x-k8s.io/none value: strconv.ParseBool: parsing "maybe": invalid syntax',
     });
-    expect(validateObject(h, req('CREATE', 'a', role('r', {}, { 'propagate.hnc.x-k8s.io/none': 'true', 'propagate.hnc.x-k8s.io/all': 'true' })), opts)).toMatchObject({
+    expect(
+      validateObject(
+        h,
+        req('CREATE', 'a', role('r', {}, { 'propagate.hnc.x-k8s.io/none': 'true', 'propagate.hnc.x-k8s.io/all': 'true' })),
+        opts,
+      ),
+    ).toMatchObject({
       code: 400,
       message: expect.stringMatching(/^cannot have more than one selector at the same time, but got multiple: /),
     });

@@ -53,7 +53,8 @@ export function validateObject(h: Hierarchy, input: AdmissionInput<PropagatableO
     }
     case 'UPDATE':
       if (fromOld !== fromNew) return deny(`cannot modify the label "${Label.inheritedFrom}"`);
-      if (obj && old && !jsonEqual(canonical(obj), canonical(old))) return deny(`cannot modify object propagated from namespace "${source}"`);
+      if (obj && old && !jsonEqual(canonical(obj), canonical(old)))
+        return deny(`cannot modify object propagated from namespace "${source}"`);
       return allow();
     default:
       return allow();

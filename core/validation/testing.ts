@@ -7,13 +7,28 @@
 // Requests come from `alice` unless told otherwise; `{ hncServiceAccount: true }` makes them come
 // from HNC's own service account. Test-only: nothing outside tests imports this file.
 import { Label } from '../api/constants.js';
-import type { HierarchyConfiguration, HierarchyConfigurationSpec, HNCConfiguration, ResourceSpec, SubnamespaceAnchor, SubnamespaceAnchorSpec } from '../api/types.js';
+import type {
+  HierarchyConfiguration,
+  HierarchyConfigurationSpec,
+  HNCConfiguration,
+  ResourceSpec,
+  SubnamespaceAnchor,
+  SubnamespaceAnchorSpec,
+} from '../api/types.js';
 import type { AdmissionInput, Decision, Denied, Operation, StatusReason, UserInfo } from './decision.js';
 import type { NamespaceObject } from './namespace-mutator.js';
 
-export const alice: UserInfo = { username: 'alice', uid: 'uid-alice', groups: ['team-a', 'system:authenticated'], extra: { 'example.com/scope': ['dev'] } };
+export const alice: UserInfo = {
+  username: 'alice',
+  uid: 'uid-alice',
+  groups: ['team-a', 'system:authenticated'],
+  extra: { 'example.com/scope': ['dev'] },
+};
 
-export const HNC_SA: UserInfo = { username: 'system:serviceaccount:hnc-system:default', groups: ['system:serviceaccounts', 'system:serviceaccounts:hnc-system'] };
+export const HNC_SA: UserInfo = {
+  username: 'system:serviceaccount:hnc-system:default',
+  groups: ['system:serviceaccounts', 'system:serviceaccounts:hnc-system'],
+};
 
 export interface RequestOptions {
   user?: UserInfo;
@@ -37,15 +52,20 @@ function request<T>(operation: Operation, object: T | undefined, oldObject: T | 
 }
 
 export const create = <T>(object: T, opts: RequestOptions = {}): AdmissionInput<T> => request('CREATE', object, undefined, opts);
-export const update = <T>(oldObject: T, object: T, opts: RequestOptions = {}): AdmissionInput<T> => request('UPDATE', object, oldObject, opts);
+export const update = <T>(oldObject: T, object: T, opts: RequestOptions = {}): AdmissionInput<T> =>
+  request('UPDATE', object, oldObject, opts);
 export const del = <T>(oldObject: T, opts: RequestOptions = {}): AdmissionInput<T> => request('DELETE', undefined, oldObject, opts);
 /** A request without the object it needs (a malformed review). */
-export const empty = <T>(operation: Operation, opts: RequestOptions = {}): AdmissionInput<T> => request<T>(operation, undefined, undefined, opts);
+export const empty = <T>(operation: Operation, opts: RequestOptions = {}): AdmissionInput<T> =>
+  request<T>(operation, undefined, undefined, opts);
 
 /** The included-namespace label as the mutator sets it. */
 export const INCLUDED = { [Label.includedNamespace]: 'true' } as const;
 
-export function namespace(name: string, meta: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}): NamespaceObject {
+export function namespace(
+  name: string,
+  meta: { labels?: Record<string, string>; annotations?: Record<string, string> } = {},
+): NamespaceObject {
   return { metadata: { name, ...meta } };
 }
 

@@ -140,7 +140,9 @@ class FakeApiServer {
     if (this.listHook?.(url, res)) return;
     // The continue token names the snapshot and the offset, like the real one (opaque to clients).
     const token = url.searchParams.get('continue');
-    const { offset, rv } = token ? (JSON.parse(Buffer.from(token, 'base64').toString()) as { offset: number; rv: number }) : { offset: 0, rv: this.rv };
+    const { offset, rv } = token
+      ? (JSON.parse(Buffer.from(token, 'base64').toString()) as { offset: number; rv: number })
+      : { offset: 0, rv: this.rv };
     const all = [...this.objects.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
     const limit = Number(url.searchParams.get('limit') ?? 0) || all.length;
     const items = all.slice(offset, offset + limit);
@@ -150,7 +152,10 @@ class FakeApiServer {
       JSON.stringify({
         kind: 'NamespaceList',
         apiVersion: 'v1',
-        metadata: { resourceVersion: String(rv), ...(more ? { continue: Buffer.from(JSON.stringify({ offset: offset + limit, rv })).toString('base64') } : {}) },
+        metadata: {
+          resourceVersion: String(rv),
+          ...(more ? { continue: Buffer.from(JSON.stringify({ offset: offset + limit, rv })).toString('base64') } : {}),
+        },
         items,
       }),
     );
@@ -203,7 +208,9 @@ async function setup(opts: Partial<ReflectorOptions<Ns>> = {}) {
   await api.start(serverPem);
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: 'fake', server: `https://127.0.0.1:${api.port}`, caData: Buffer.from(caPem).toString('base64'), skipTLSVerify: false }],
+    clusters: [
+      { name: 'fake', server: `https://127.0.0.1:${api.port}`, caData: Buffer.from(caPem).toString('base64'), skipTLSVerify: false },
+    ],
     users: [{ name: 'u', token: 'secret' }],
     contexts: [{ name: 'c', cluster: 'fake', user: 'u' }],
     currentContext: 'c',
@@ -248,7 +255,12 @@ describe('Reflector', () => {
 
     await api.untilWatches(1);
     const q = api.lastWatch.url.searchParams;
-    expect(Object.fromEntries(q)).toMatchObject({ watch: 'true', allowWatchBookmarks: 'true', resourceVersion: '105', timeoutSeconds: '300' });
+    expect(Object.fromEntries(q)).toMatchObject({
+      watch: 'true',
+      allowWatchBookmarks: 'true',
+      resourceVersion: '105',
+      timeoutSeconds: '300',
+    });
   });
 
   it('restarts a list whose continue token expired', async () => {
@@ -308,7 +320,14 @@ describe('Reflector', () => {
     api.remove('b');
     api.set('c', { changed: 'yes' });
     api.set('d');
-    api.lastWatch.send('ERROR', { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version' });
+    api.lastWatch.send('ERROR', {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      reason: 'Expired',
+      code: 410,
+      message: 'too old resource version',
+    });
     api.lastWatch.end();
     await api.untilWatches(2);
     expect(api.lists).toHaveLength(2);

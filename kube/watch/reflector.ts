@@ -228,7 +228,12 @@ export class Reflector<T extends KubeObject = KubeObject> {
       try {
         // No resourceVersion: a consistent read, so the store never starts out older than the
         // server (RV "0" would be cheaper but may be stale, and it ignores `limit`).
-        page = await this.getJson<ListPage<T>>({ limit, continue: cont, labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector });
+        page = await this.getJson<ListPage<T>>({
+          limit,
+          continue: cont,
+          labelSelector: this.opts.labelSelector,
+          fieldSelector: this.opts.fieldSelector,
+        });
       } catch (err) {
         if (cont === undefined || !isGone(err)) throw err;
         // The continue token outlived the server's snapshot (a slow list of a big collection).
@@ -273,10 +278,13 @@ export class Reflector<T extends KubeObject = KubeObject> {
       abort.controller.abort();
     }, idleMs);
     // A hard deadline a little after the server's own, in case the server never ends the watch.
-    const deadline = setTimeout(() => {
-      endedBy = 'deadline';
-      abort.controller.abort();
-    }, (timeoutSeconds + 5) * 1000);
+    const deadline = setTimeout(
+      () => {
+        endedBy = 'deadline';
+        abort.controller.abort();
+      },
+      (timeoutSeconds + 5) * 1000,
+    );
     const started = performance.now();
     let received = false;
     let res: IncomingMessage | undefined;
@@ -306,7 +314,11 @@ export class Reflector<T extends KubeObject = KubeObject> {
         }
       }
       const rest = lines.end();
-      if (rest && !endedBy && !this.stopped) this.log.warn({ resource: this.name, bytes: rest.length }, 'watch ended inside an event; it is dropped and the next watch resumes before it');
+      if (rest && !endedBy && !this.stopped)
+        this.log.warn(
+          { resource: this.name, bytes: rest.length },
+          'watch ended inside an event; it is dropped and the next watch resumes before it',
+        );
     } catch (err) {
       // Our own abort (stop, idle, deadline) surfaces as an error from the stream: not a failure.
       if (!this.stopped && !endedBy) throw err;
@@ -410,7 +422,14 @@ async function readBody(res: IncomingMessage): Promise<string> {
 
 /** An ApiError that keeps the Retry-After header: the API server's 429s carry it with a plain-text body. */
 class ThrottledError extends ApiError {
-  constructor(method: string, path: string, code: number, status: Status | undefined, raw: string, readonly retryAfterSeconds: number) {
+  constructor(
+    method: string,
+    path: string,
+    code: number,
+    status: Status | undefined,
+    raw: string,
+    readonly retryAfterSeconds: number,
+  ) {
     super(method, path, code, status, raw);
   }
 }

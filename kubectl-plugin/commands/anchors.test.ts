@@ -10,7 +10,11 @@ describe('create', () => {
     const io = captureIo();
     await runCreate(api, io, 'dev', 'team-a');
     expect(io.stdout).toBe('Successfully created "dev" subnamespace anchor in "team-a" namespace\n');
-    expect(api.anchors.get('team-a/dev')).toEqual({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'SubnamespaceAnchor', metadata: { name: 'dev', namespace: 'team-a' } });
+    expect(api.anchors.get('team-a/dev')).toEqual({
+      apiVersion: 'hnc.x-k8s.io/v1alpha2',
+      kind: 'SubnamespaceAnchor',
+      metadata: { name: 'dev', namespace: 'team-a' },
+    });
   });
 
   it('puts managed labels and annotations in the anchor spec', async () => {
@@ -20,7 +24,9 @@ describe('create', () => {
   });
 
   it('needs a parent', async () => {
-    await expect(runCreate(new FakeApi(), captureIo(), 'dev', undefined)).rejects.toThrow('Error: parent must be set via --namespace or -n');
+    await expect(runCreate(new FakeApi(), captureIo(), 'dev', undefined)).rejects.toThrow(
+      'Error: parent must be set via --namespace or -n',
+    );
   });
 
   it('passes a refusal through and prints no success line', async () => {
@@ -47,7 +53,9 @@ describe('delete', () => {
     await runCreate(api, captureIo(), 'dev', 'team-a');
     const io = captureIo();
     await runDelete(api, io, 'dev', 'team-a', true);
-    expect(io.stdout).toBe("Allowing cascading deletion on 'dev'\nSuccessfully deleted \"dev\" subnamespace anchor in \"team-a\" namespace\n");
+    expect(io.stdout).toBe(
+      'Allowing cascading deletion on \'dev\'\nSuccessfully deleted "dev" subnamespace anchor in "team-a" namespace\n',
+    );
     expect(api.hierarchies.get('dev')?.spec).toEqual({ parent: 'team-a', allowCascadingDeletion: true });
   });
 
@@ -56,10 +64,14 @@ describe('delete', () => {
     await runCreate(api, captureIo(), 'dev', 'team-a');
     const io = captureIo();
     await runDelete(api, io, 'dev', 'team-a', true);
-    expect(io.stdout).toBe("Cascading deletion for 'dev' is already set to 'true'; unchanged\nSuccessfully deleted \"dev\" subnamespace anchor in \"team-a\" namespace\n");
+    expect(io.stdout).toBe(
+      'Cascading deletion for \'dev\' is already set to \'true\'; unchanged\nSuccessfully deleted "dev" subnamespace anchor in "team-a" namespace\n',
+    );
   });
 
   it('fails on a missing anchor', async () => {
-    await expect(runDelete(new FakeApi(), captureIo(), 'dev', 'team-a')).rejects.toThrow('subnamespaceanchors.hnc.x-k8s.io "dev" not found');
+    await expect(runDelete(new FakeApi(), captureIo(), 'dev', 'team-a')).rejects.toThrow(
+      'subnamespaceanchors.hnc.x-k8s.io "dev" not found',
+    );
   });
 });

@@ -31,7 +31,13 @@ export async function runCreate(api: HncApi, io: Io, child: string, parent: stri
   io.out(`Successfully created ${q(child)} subnamespace anchor in ${q(p)} namespace\n`);
 }
 
-export async function runDelete(api: HncApi, io: Io, child: string, parent: string | undefined, allowCascadingDeletion = false): Promise<void> {
+export async function runDelete(
+  api: HncApi,
+  io: Io,
+  child: string,
+  parent: string | undefined,
+  allowCascadingDeletion = false,
+): Promise<void> {
   const p = requireParent(parent);
   if (allowCascadingDeletion) {
     const loaded = await readHierarchy(api, child);

@@ -3,7 +3,9 @@ import { captureIo } from '../io.js';
 import { FakeApi } from '../testing/fake-api.js';
 import { ignoreToPropagateWarning, parseMode, runConfigDeleteType, runConfigDescribe, runConfigSetResource } from './config.js';
 
-const withConfig = (resources: { group?: string; resource: string; mode?: 'Propagate' | 'Ignore' | 'Remove' | 'AllowPropagate' }[]): FakeApi => {
+const withConfig = (
+  resources: { group?: string; resource: string; mode?: 'Propagate' | 'Ignore' | 'Remove' | 'AllowPropagate' }[],
+): FakeApi => {
   const api = new FakeApi();
   api.config = { metadata: { name: 'config', resourceVersion: '7' }, spec: { resources } };
   return api;
@@ -21,13 +23,24 @@ describe('config describe', () => {
     api.config = {
       metadata: { name: 'config' },
       status: {
-        resources: [{ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', mode: 'Propagate', numPropagatedObjects: 1, numSourceObjects: 1 }],
+        resources: [
+          {
+            group: 'rbac.authorization.k8s.io',
+            version: 'v1',
+            resource: 'roles',
+            mode: 'Propagate',
+            numPropagatedObjects: 1,
+            numSourceObjects: 1,
+          },
+        ],
         conditions: [{ type: 'OutOfSync', reason: 'Unknown', message: 'x', status: 'True', lastTransitionTime: '2025-01-01T00:00:00Z' }],
       },
     };
     const io = captureIo();
     await runConfigDescribe(api, io);
-    expect(io.stdout).toBe('Synchronized resources:\n* Propagating: roles (rbac.authorization.k8s.io/v1)\n\nConditions:\nOutOfSync (Unknown): x\n');
+    expect(io.stdout).toBe(
+      'Synchronized resources:\n* Propagating: roles (rbac.authorization.k8s.io/v1)\n\nConditions:\nOutOfSync (Unknown): x\n',
+    );
   });
 });
 
@@ -45,7 +58,12 @@ describe('config set-resource', () => {
     const io = captureIo();
     await runConfigSetResource(api, io, 'secrets', { mode: 'propagate' });
     expect(io.stdout + io.stderr).toBe('');
-    expect(api.config).toEqual({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HNCConfiguration', metadata: { name: 'config' }, spec: { resources: [{ resource: 'secrets', mode: 'Propagate' }] } });
+    expect(api.config).toEqual({
+      apiVersion: 'hnc.x-k8s.io/v1alpha2',
+      kind: 'HNCConfiguration',
+      metadata: { name: 'config' },
+      spec: { resources: [{ resource: 'secrets', mode: 'Propagate' }] },
+    });
   });
 
   it('updates a matching entry in place and appends others', async () => {
@@ -61,7 +79,9 @@ describe('config set-resource', () => {
 
   it('refuses Ignore -> Propagate without --force, with HNC’s warning', async () => {
     const api = withConfig([{ resource: 'secrets', mode: 'Ignore' }]);
-    await expect(runConfigSetResource(api, captureIo(), 'secrets', { mode: 'AllowPropagate' })).rejects.toThrow(ignoreToPropagateWarning('secrets'));
+    await expect(runConfigSetResource(api, captureIo(), 'secrets', { mode: 'AllowPropagate' })).rejects.toThrow(
+      ignoreToPropagateWarning('secrets'),
+    );
     expect(ignoreToPropagateWarning('secrets').split('\n')[0]).toBe(
       `Switching directly from 'Ignore' to 'Propagate' mode or 'AllowPropagate' mode could cause existing "secrets" objects in child namespaces to be overwritten by objects from ancestor namespaces.`,
     );
@@ -83,6 +103,8 @@ describe('config delete-type', () => {
     const io = captureIo();
     await runConfigDeleteType(withConfig([]), io, { group: 'g', resource: 'x' });
     await runConfigDeleteType(new FakeApi(), io, { resource: 'y' });
-    expect(io.stdout).toBe('Nothing to delete; No configuration for type with group: g, resource: x\nNothing to delete; No configuration for type with group: , resource: y\n');
+    expect(io.stdout).toBe(
+      'Nothing to delete; No configuration for type with group: g, resource: x\nNothing to delete; No configuration for type with group: , resource: y\n',
+    );
   });
 });

@@ -9,7 +9,12 @@ import { renderConfig } from '../render/config-text.js';
 export async function runConfigDescribe(api: HncApi, io: Io): Promise<void> {
   const config = await api.getHncConfiguration();
   const view: ConfigView = {
-    resources: (config?.status?.resources ?? []).map((r) => ({ group: r.group, version: r.version, resource: r.resource, ...(r.mode ? { mode: r.mode } : {}) })),
+    resources: (config?.status?.resources ?? []).map((r) => ({
+      group: r.group,
+      version: r.version,
+      resource: r.resource,
+      ...(r.mode ? { mode: r.mode } : {}),
+    })),
     conditions: (config?.status?.conditions ?? []).map((c) => ({ type: c.type, reason: c.reason, message: c.message })),
   };
   io.out(renderConfig(view));
@@ -38,11 +43,20 @@ export function ignoreToPropagateWarning(resource: string): string {
   ].join('\n');
 }
 
-async function writeConfig(api: HncApi, existing: HNCConfiguration | undefined, resources: NonNullable<HNCConfiguration['spec']>['resources']): Promise<void> {
+async function writeConfig(
+  api: HncApi,
+  existing: HNCConfiguration | undefined,
+  resources: NonNullable<HNCConfiguration['spec']>['resources'],
+): Promise<void> {
   if (existing) {
     await api.replaceHncConfiguration({ ...existing, spec: { ...existing.spec, resources } });
   } else {
-    await api.createHncConfiguration({ apiVersion: API_VERSION, kind: 'HNCConfiguration', metadata: { name: Singleton.config }, spec: { resources } });
+    await api.createHncConfiguration({
+      apiVersion: API_VERSION,
+      kind: 'HNCConfiguration',
+      metadata: { name: Singleton.config },
+      spec: { resources },
+    });
   }
 }
 

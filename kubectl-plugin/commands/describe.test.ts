@@ -26,7 +26,13 @@ function cluster(): FakeApi {
       source: { component: 'hnc.x-k8s.io' },
       lastTimestamp: '2025-06-01T11:58:00Z',
     },
-    { metadata: { name: 'e2' }, reason: 'Scheduled', message: 'not HNC', source: { component: 'kubelet' }, lastTimestamp: '2025-06-01T11:59:00Z' },
+    {
+      metadata: { name: 'e2' },
+      reason: 'Scheduled',
+      message: 'not HNC',
+      source: { component: 'kubelet' },
+      lastTimestamp: '2025-06-01T11:59:00Z',
+    },
   ]);
   return api;
 }

@@ -11,8 +11,15 @@ function cluster(): FakeApi {
     .addNamespace('org', { children: ['team-a'] })
     .addNamespace('team-a', { parent: 'org', children: ['dev'] })
     .addNamespace('dev', { parent: 'team-a', subnamespaceOf: 'team-a' });
-  api.namespaces.get('dev')!.metadata.labels = { 'dev.tree.hnc.x-k8s.io/depth': '0', 'team-a.tree.hnc.x-k8s.io/depth': '1', 'org.tree.hnc.x-k8s.io/depth': '2' };
-  api.objects.set('team-a/roles', [{ kind: 'Role', metadata: { name: 'reader' } }, { kind: 'Role', metadata: { name: 'private', annotations: { 'propagate.hnc.x-k8s.io/none': 'true' } } }]);
+  api.namespaces.get('dev')!.metadata.labels = {
+    'dev.tree.hnc.x-k8s.io/depth': '0',
+    'team-a.tree.hnc.x-k8s.io/depth': '1',
+    'org.tree.hnc.x-k8s.io/depth': '2',
+  };
+  api.objects.set('team-a/roles', [
+    { kind: 'Role', metadata: { name: 'reader' } },
+    { kind: 'Role', metadata: { name: 'private', annotations: { 'propagate.hnc.x-k8s.io/none': 'true' } } },
+  ]);
   api.objects.set('dev/roles', [{ kind: 'Role', metadata: { name: 'reader', labels: inherited('team-a') } }]);
   api.objects.set('team-a/configmaps', [{ kind: 'ConfigMap', metadata: { name: 'settings' } }]);
   api.config = {
@@ -48,16 +55,32 @@ describe('describe --object', () => {
         '',
       ].join('\n'),
     );
-    expect(api.calls).toEqual(expect.arrayContaining(['get hc dev', 'get hc team-a', 'get hc org', 'get roles dev/reader', 'get roles team-a/reader', 'get roles org/reader']));
+    expect(api.calls).toEqual(
+      expect.arrayContaining([
+        'get hc dev',
+        'get hc team-a',
+        'get hc org',
+        'get roles dev/reader',
+        'get roles team-a/reader',
+        'get roles org/reader',
+      ]),
+    );
   });
 
   it('explains an object kept out by its selector', async () => {
-    expect(await explain(cluster(), 'dev', 'roles/private')).toContain('  - team-a: source, not propagated to dev: propagate.hnc.x-k8s.io/none is "true"\n');
+    expect(await explain(cluster(), 'dev', 'roles/private')).toContain(
+      '  - team-a: source, not propagated to dev: propagate.hnc.x-k8s.io/none is "true"\n',
+    );
   });
 
   it('takes the type as resource, kind, resource.group, or a singular or short name from discovery', async () => {
     for (const ref of ['roles/reader', 'Role/reader', 'roles.rbac.authorization.k8s.io/reader']) {
-      expect((await loadExplain(cluster(), 'dev', parseObjectRef(ref))).type).toEqual({ group: 'rbac.authorization.k8s.io', resource: 'roles', kind: 'Role', mode: 'Propagate' });
+      expect((await loadExplain(cluster(), 'dev', parseObjectRef(ref))).type).toEqual({
+        group: 'rbac.authorization.k8s.io',
+        resource: 'roles',
+        kind: 'Role',
+        mode: 'Propagate',
+      });
     }
     const api = cluster();
     const view = await loadExplain(api, 'dev', parseObjectRef('cm/settings'));
@@ -86,17 +109,31 @@ describe('describe --object', () => {
     api.forbidden.add('get hc team-a');
     const view = await loadExplain(api, 'dev', parseObjectRef('role/reader'));
     expect(view.ancestors.map((a) => a.namespace)).toEqual(['org', 'team-a']);
-    expect(view.notes).toEqual(['no permission to read the hierarchy configuration of team-a: the ancestors above it come from the tree labels of dev']);
+    expect(view.notes).toEqual([
+      'no permission to read the hierarchy configuration of team-a: the ancestors above it come from the tree labels of dev',
+    ]);
     api.forbidden.add('get hc dev');
     const blind = await loadExplain(api, 'dev', parseObjectRef('role/reader'));
     expect(blind.ancestors.map((a) => a.namespace)).toEqual(['org', 'team-a']);
-    expect(blind.notes).toEqual(['no permission to read the hierarchy configuration of dev: its ancestors come from its tree labels, and whether it is halted is unknown']);
+    expect(blind.notes).toEqual([
+      'no permission to read the hierarchy configuration of dev: its ancestors come from its tree labels, and whether it is halted is unknown',
+    ]);
   });
 
   it('marks what it may not read and reports a halted namespace', async () => {
     const api = cluster();
     api.forbidden.add('get roles org/reader');
-    api.hierarchies.get('dev')!.status = { conditions: [{ type: 'ActivitiesHalted', reason: 'AncestorHaltActivities', message: 'paused', status: 'True', lastTransitionTime: '1970-01-01T00:00:00Z' }] };
+    api.hierarchies.get('dev')!.status = {
+      conditions: [
+        {
+          type: 'ActivitiesHalted',
+          reason: 'AncestorHaltActivities',
+          message: 'paused',
+          status: 'True',
+          lastTransitionTime: '1970-01-01T00:00:00Z',
+        },
+      ],
+    };
     const view = await loadExplain(api, 'dev', parseObjectRef('role/reader'));
     expect(view.ancestors[0]).toEqual({ namespace: 'org', forbidden: true });
     expect(view.halted).toEqual({ type: 'ActivitiesHalted', reason: 'AncestorHaltActivities', message: 'paused' });
@@ -104,6 +141,7 @@ describe('describe --object', () => {
 
   it('fails when the namespace cannot be read, and on a malformed --object', async () => {
     await expect(explain(cluster(), 'nope', 'role/x')).rejects.toThrow('namespaces "nope" not found');
-    for (const bad of ['role', 'role/', '/x', 'a/b/c']) expect(() => parseObjectRef(bad)).toThrow(`Error: --object must be TYPE/NAME, e.g. role/admin or secrets/db-password; got "${bad}"`);
+    for (const bad of ['role', 'role/', '/x', 'a/b/c'])
+      expect(() => parseObjectRef(bad)).toThrow(`Error: --object must be TYPE/NAME, e.g. role/admin or secrets/db-password; got "${bad}"`);
   });
 });

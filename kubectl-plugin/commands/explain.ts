@@ -41,17 +41,26 @@ async function unlessForbidden<T>(p: Promise<T>): Promise<Read<T>> {
 }
 
 /** NAMESPACE's ancestors, the root first, and a note when part of the chain came from tree labels. */
-export async function loadAncestors(api: HncApi, ns: Namespace, hc: Read<HierarchyConfiguration | undefined>): Promise<{ ancestors: string[]; note?: string }> {
+export async function loadAncestors(
+  api: HncApi,
+  ns: Namespace,
+  hc: Read<HierarchyConfiguration | undefined>,
+): Promise<{ ancestors: string[]; note?: string }> {
   const name = ns.metadata.name ?? '';
   // Tree labels: ancestors farther than `depth`, nearest first.
   const fromLabels = (depth: number, skip: ReadonlySet<string>): string[] =>
     Object.entries(ns.metadata.labels ?? {})
       .map(([key, value]) => ({ ns: treeLabelNamespace(key), depth: Number(value) }))
-      .filter((e): e is { ns: string; depth: number } => e.ns !== undefined && !skip.has(e.ns) && Number.isInteger(e.depth) && e.depth > depth)
+      .filter(
+        (e): e is { ns: string; depth: number } => e.ns !== undefined && !skip.has(e.ns) && Number.isInteger(e.depth) && e.depth > depth,
+      )
       .sort((a, b) => a.depth - b.depth)
       .map((e) => e.ns);
   if (!hc.ok) {
-    return { ancestors: fromLabels(0, new Set([name])).reverse(), note: `no permission to read the hierarchy configuration of ${name}: its ancestors come from its tree labels, and whether it is halted is unknown` };
+    return {
+      ancestors: fromLabels(0, new Set([name])).reverse(),
+      note: `no permission to read the hierarchy configuration of ${name}: its ancestors come from its tree labels, and whether it is halted is unknown`,
+    };
   }
   const chain: string[] = []; // nearest first
   const seen = new Set([name]);

@@ -25,7 +25,11 @@ export async function listInherited(api: HncApi, namespace: string, types: reado
       try {
         const items = await api.listObjects(namespace, type, Label.inheritedFrom);
         return {
-          objects: items.map((o) => ({ kind: o.kind || type.kind || type.resource, name: o.metadata.name ?? '', from: o.metadata.labels?.[Label.inheritedFrom] ?? '' })),
+          objects: items.map((o) => ({
+            kind: o.kind || type.kind || type.resource,
+            name: o.metadata.name ?? '',
+            from: o.metadata.labels?.[Label.inheritedFrom] ?? '',
+          })),
         };
       } catch (err) {
         if (isForbidden(err)) return { objects: [], note: `no permission to list ${typeName(type)} in ${namespace}` };

@@ -71,7 +71,10 @@ describe('set', () => {
 
   it('passes an admission refusal through after the progress lines', async () => {
     const api = new FakeApi().addNamespace('bar');
-    api.failures.set('create hc bar', new ServerError(403, 'admission webhook "hierarchyconfigurations.hnc.x-k8s.io" denied the request: cycle'));
+    api.failures.set(
+      'create hc bar',
+      new ServerError(403, 'admission webhook "hierarchyconfigurations.hnc.x-k8s.io" denied the request: cycle'),
+    );
     const io = captureIo();
     await expect(runSet(api, io, 'bar', { parent: 'foo' })).rejects.toThrow(/denied the request: cycle/);
     expect(io.stdout).toBe('Setting the parent of bar to foo\n');

@@ -41,7 +41,11 @@ export async function runSet(api: HncApi, io: Io, ns: string, flags: SetFlags): 
       io.out(`Parent of ${ns} is already ${flags.parent}; unchanged\n`);
     } else {
       spec.parent = flags.parent;
-      io.out(oldParent === '' ? `Setting the parent of ${ns} to ${flags.parent}\n` : `Changing the parent of ${ns} from ${oldParent} to ${flags.parent}\n`);
+      io.out(
+        oldParent === ''
+          ? `Setting the parent of ${ns} to ${flags.parent}\n`
+          : `Changing the parent of ${ns} from ${oldParent} to ${flags.parent}\n`,
+      );
       changes++;
     }
   }

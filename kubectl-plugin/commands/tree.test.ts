@@ -3,7 +3,9 @@ import { captureIo } from '../io.js';
 import { FakeApi } from '../testing/fake-api.js';
 import { runTree } from './tree.js';
 
-const inCycle = (cycle: string) => [{ type: 'ActivitiesHalted', reason: 'InCycle', message: `Namespace is a member of the cycle: ${cycle}` }];
+const inCycle = (cycle: string) => [
+  { type: 'ActivitiesHalted', reason: 'InCycle', message: `Namespace is a member of the cycle: ${cycle}` },
+];
 
 function org(): FakeApi {
   return new FakeApi()
@@ -30,24 +32,33 @@ describe('tree', () => {
   });
 
   it('needs a namespace or -A', async () => {
-    await expect(tree(org(), [])).rejects.toThrow('Error: Must specify the root of the tree(s) to display or else specify --all-namespaces');
+    await expect(tree(org(), [])).rejects.toThrow(
+      'Error: Must specify the root of the tree(s) to display or else specify --all-namespaces',
+    );
   });
 
   it('-A prints every root once, in name order, from two list requests', async () => {
     const api = org();
-    expect(await tree(api, [], { allNamespaces: true })).toBe('team-a\n├── [s] dev\n│   └── [s] dev-x\n└── prod\nteam-b\n\n[s] indicates subnamespaces\n');
+    expect(await tree(api, [], { allNamespaces: true })).toBe(
+      'team-a\n├── [s] dev\n│   └── [s] dev-x\n└── prod\nteam-b\n\n[s] indicates subnamespaces\n',
+    );
     expect(api.calls).toEqual(['list ns', 'list hc']);
   });
 
   it('-A falls back to reading each namespace when HCs cannot be listed cluster-wide', async () => {
     const api = org();
     api.forbidden.add('list hc');
-    expect(await tree(api, [], { allNamespaces: true })).toBe('team-a\n├── [s] dev\n│   └── [s] dev-x\n└── prod\nteam-b\n\n[s] indicates subnamespaces\n');
+    expect(await tree(api, [], { allNamespaces: true })).toBe(
+      'team-a\n├── [s] dev\n│   └── [s] dev-x\n└── prod\nteam-b\n\n[s] indicates subnamespaces\n',
+    );
     expect(api.calls).toContain('get hc dev-x');
   });
 
   it('-A also shows namespaces no tree reaches, such as orphans, with their conditions', async () => {
-    const api = org().addNamespace('orphan', { parent: 'gone', conditions: [{ type: 'ActivitiesHalted', reason: 'ParentMissing', message: 'Parent "gone" does not exist' }] });
+    const api = org().addNamespace('orphan', {
+      parent: 'gone',
+      conditions: [{ type: 'ActivitiesHalted', reason: 'ParentMissing', message: 'Parent "gone" does not exist' }],
+    });
     expect(await tree(api, [], { allNamespaces: true })).toBe(
       'team-a\n├── [s] dev\n│   └── [s] dev-x\n└── prod\nteam-b\norphan (1)\n\n[s] indicates subnamespaces\n\nConditions:\n1) ActivitiesHalted (ParentMissing): Parent "gone" does not exist\n',
     );
@@ -67,7 +78,9 @@ describe('tree', () => {
     const api = org();
     api.forbidden.add('get hc dev');
     api.forbidden.add('get ns prod');
-    expect(await tree(api, ['team-a'])).toBe('team-a\n├── [s] dev (no permission to read dev)\n└── prod (no permission to read prod)\n\n[s] indicates subnamespaces\n');
+    expect(await tree(api, ['team-a'])).toBe(
+      'team-a\n├── [s] dev (no permission to read dev)\n└── prod (no permission to read prod)\n\n[s] indicates subnamespaces\n',
+    );
   });
 
   it('marks a child it may not read [s] when the parent holds an anchor of its name', async () => {
@@ -76,7 +89,9 @@ describe('tree', () => {
     api.anchors.set('team-a/prod', { metadata: { name: 'prod', namespace: 'team-a' }, status: { status: 'Conflict' } });
     api.forbidden.add('get ns dev');
     api.forbidden.add('get ns prod');
-    expect(await tree(api, ['team-a'])).toBe('team-a\n├── [s] dev (no permission to read dev)\n└── prod (no permission to read prod)\n\n[s] indicates subnamespaces\n');
+    expect(await tree(api, ['team-a'])).toBe(
+      'team-a\n├── [s] dev (no permission to read dev)\n└── prod (no permission to read prod)\n\n[s] indicates subnamespaces\n',
+    );
     expect(api.calls.filter((c) => c.startsWith('list anchors'))).toEqual(['list anchors team-a']);
     // Without permission to list the anchors either, the child is shown without the mark.
     api.forbidden.add('list anchors team-a');
@@ -92,7 +107,9 @@ describe('tree', () => {
   it('shows a child listed in the status but gone with a note', async () => {
     const api = org();
     api.namespaces.delete('prod');
-    expect(await tree(api, ['team-a'])).toBe('team-a\n├── [s] dev\n│   └── [s] dev-x\n└── prod (namespace prod not found)\n\n[s] indicates subnamespaces\n');
+    expect(await tree(api, ['team-a'])).toBe(
+      'team-a\n├── [s] dev\n│   └── [s] dev-x\n└── prod (namespace prod not found)\n\n[s] indicates subnamespaces\n',
+    );
   });
 
   it('fails when a namespace asked for cannot be read', async () => {
@@ -111,7 +128,14 @@ describe('tree', () => {
   it('-o json prints the same trees as data', async () => {
     const out = JSON.parse(await tree(org(), ['dev'], { output: 'json' })) as unknown;
     expect(out).toEqual({
-      trees: [{ name: 'dev', subnamespace: true, conditions: [], children: [{ name: 'dev-x', subnamespace: true, conditions: [], children: [] }] }],
+      trees: [
+        {
+          name: 'dev',
+          subnamespace: true,
+          conditions: [],
+          children: [{ name: 'dev-x', subnamespace: true, conditions: [], children: [] }],
+        },
+      ],
     });
   });
 });

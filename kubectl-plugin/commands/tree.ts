@@ -85,7 +85,12 @@ export function liveSource(api: HncApi): InfoSource {
     if (!p) {
       p = Promise.allSettled([api.getNamespace(name), api.getHierarchy(name)]).then(([ns, hc]) => {
         if (ns.status === 'rejected') return problemInfo(name, ns.reason);
-        if (hc.status === 'rejected') return { ...problemInfo(name, hc.reason), subnamespace: namespaceInfo(name, ns.value, undefined).subnamespace, subnamespaceUnknown: false };
+        if (hc.status === 'rejected')
+          return {
+            ...problemInfo(name, hc.reason),
+            subnamespace: namespaceInfo(name, ns.value, undefined).subnamespace,
+            subnamespaceUnknown: false,
+          };
         return namespaceInfo(name, ns.value, hc.value);
       });
       cache.set(name, p);

@@ -20,9 +20,16 @@ export interface HandledTypes {
   note?: string;
 }
 
-const ENFORCED: readonly HandledType[] = ENFORCED_TYPES.map((t) => ({ group: t.group, version: 'v1', resource: t.resource, kind: t.kind, mode: t.mode }));
+const ENFORCED: readonly HandledType[] = ENFORCED_TYPES.map((t) => ({
+  group: t.group,
+  version: 'v1',
+  resource: t.resource,
+  kind: t.kind,
+  mode: t.mode,
+}));
 
-const sameType = (a: { group: string; resource: string }, b: { group: string; resource: string }): boolean => a.group === b.group && a.resource === b.resource;
+const sameType = (a: { group: string; resource: string }, b: { group: string; resource: string }): boolean =>
+  a.group === b.group && a.resource === b.resource;
 
 /** The types of the status, the RBAC types first (with their kinds), each once. */
 export function handledTypes(status: readonly ResourceStatus[]): HandledType[] {
@@ -42,7 +49,10 @@ export async function loadHandledTypes(api: HncApi): Promise<HandledTypes> {
     return { types: handledTypes(config?.status?.resources ?? []) };
   } catch (err) {
     if (!isForbidden(err)) throw err;
-    return { types: handledTypes([]), note: `no permission to read HNCConfiguration config, so only ${ENFORCED.map((t) => t.resource).join(' and ')} were looked at` };
+    return {
+      types: handledTypes([]),
+      note: `no permission to read HNCConfiguration config, so only ${ENFORCED.map((t) => t.resource).join(' and ')} were looked at`,
+    };
   }
 }
 

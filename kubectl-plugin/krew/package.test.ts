@@ -22,7 +22,13 @@ interface Manifest {
     homepage: string;
     shortDescription: string;
     caveats: string;
-    platforms: { selector: { matchLabels: Record<string, string> }; uri: string; sha256: string; files: { from: string; to: string }[]; bin: string }[];
+    platforms: {
+      selector: { matchLabels: Record<string, string> };
+      uri: string;
+      sha256: string;
+      files: { from: string; to: string }[];
+      bin: string;
+    }[];
   };
 }
 
@@ -34,7 +40,12 @@ describe('the krew manifest template', () => {
     expect(m.spec.caveats).toContain('Node.js 20.19 or later');
     expect(m.spec.platforms.map((p) => p.selector.matchLabels)).toEqual([{ os: 'linux' }, { os: 'darwin' }]);
     for (const p of m.spec.platforms) {
-      expect(p).toMatchObject({ uri: 'PLACEHOLDER_URI', sha256: 'PLACEHOLDER_SHA256', files: [{ from: 'kubectl-hns.mjs', to: '.' }], bin: 'kubectl-hns.mjs' });
+      expect(p).toMatchObject({
+        uri: 'PLACEHOLDER_URI',
+        sha256: 'PLACEHOLDER_SHA256',
+        files: [{ from: 'kubectl-hns.mjs', to: '.' }],
+        bin: 'kubectl-hns.mjs',
+      });
     }
     expect([m.spec.version, m.spec.homepage]).toEqual(['PLACEHOLDER_VERSION', 'PLACEHOLDER_HOMEPAGE']);
     for (const p of PLACEHOLDERS) expect(template).toContain(p);
@@ -47,7 +58,9 @@ describe('the krew manifest template', () => {
     expect(m.spec.homepage).toBe(values.homepage);
     for (const p of m.spec.platforms) expect([p.uri, p.sha256]).toEqual([values.uri, values.sha256]);
     expect(filled).not.toContain('PLACEHOLDER_');
-    expect(filled.startsWith('# Krew plugin manifest of kubectl hns v0.1.0, made by kubectl-plugin/krew/release.ts.\napiVersion:')).toBe(true);
+    expect(filled.startsWith('# Krew plugin manifest of kubectl hns v0.1.0, made by kubectl-plugin/krew/release.ts.\napiVersion:')).toBe(
+      true,
+    );
     expect(() => fillManifest(template, { ...values, sha256: 'abc' })).toThrow('sha256 must be 64 lower-case hex digits');
     expect(() => fillManifest(template, { ...values, version: '0.1.0' })).toThrow('version must look like v1.2.3');
     expect(() => fillManifest(template, { ...values, uri: 'http://x' })).toThrow('expected an https URL');
@@ -59,11 +72,19 @@ describe('tarGz', () => {
   it('writes a ustar archive with the file, its mode and a valid checksum, the same bytes every time', () => {
     const content = Buffer.from('#!/usr/bin/env node\nconsole.log(1)\n');
     const archive = tarGz([{ name: 'kubectl-hns.mjs', mode: 0o755, content }]);
-    expect(createHash('sha256').update(archive).digest('hex')).toBe(createHash('sha256').update(tarGz([{ name: 'kubectl-hns.mjs', mode: 0o755, content }])).digest('hex'));
+    expect(createHash('sha256').update(archive).digest('hex')).toBe(
+      createHash('sha256')
+        .update(tarGz([{ name: 'kubectl-hns.mjs', mode: 0o755, content }]))
+        .digest('hex'),
+    );
     const tar = gunzipSync(archive);
     expect(tar.length).toBe(512 * 4); // header, one data block, two end blocks
     const h = tar.subarray(0, 512);
-    const field = (at: number, len: number) => h.subarray(at, at + len).toString('ascii').replace(/[\0 ]+$/, '');
+    const field = (at: number, len: number) =>
+      h
+        .subarray(at, at + len)
+        .toString('ascii')
+        .replace(/[\0 ]+$/, '');
     expect(field(0, 100)).toBe('kubectl-hns.mjs');
     expect(parseInt(field(100, 8), 8)).toBe(0o755);
     expect(parseInt(field(124, 12), 8)).toBe(content.length);

@@ -44,7 +44,9 @@ describe('renderDescribe', () => {
           { name: 'bound', isChild: true, anchorState: 'Ok' },
         ],
         allowCascadingDeletion: true,
-        conditions: [{ type: 'BadConfiguration', reason: 'SubnamespaceAnchorMissing', message: 'The anchor is missing in the parent namespace' }],
+        conditions: [
+          { type: 'BadConfiguration', reason: 'SubnamespaceAnchorMissing', message: 'The anchor is missing in the parent namespace' },
+        ],
       },
       inherited: {
         objects: [
@@ -56,8 +58,18 @@ describe('renderDescribe', () => {
         checked: ['roles', 'rolebindings'],
       },
       events: [
-        { lastSeen: '2025-06-01T11:59:15Z', reason: 'CannotPropagateObject', object: 'Role:team-a/admin', message: 'Objects with finalizers cannot be propagated ' },
-        { lastSeen: '2025-06-01T09:00:00Z', reason: 'CannotUpdateObject', object: 'RoleBinding:dev/admins', message: 'Could not write from source namespace "team-a": boom.' },
+        {
+          lastSeen: '2025-06-01T11:59:15Z',
+          reason: 'CannotPropagateObject',
+          object: 'Role:team-a/admin',
+          message: 'Objects with finalizers cannot be propagated ',
+        },
+        {
+          lastSeen: '2025-06-01T09:00:00Z',
+          reason: 'CannotUpdateObject',
+          object: 'RoleBinding:dev/admins',
+          message: 'Could not write from source namespace "team-a": boom.',
+        },
       ],
     };
     expect(renderDescribe(view, now)).toBe(
@@ -92,7 +104,11 @@ describe('renderDescribe', () => {
     const view: DescribeView = {
       namespace: 'dev',
       hierarchyNote: 'no permission to read the hierarchy configuration of dev',
-      inherited: { objects: [{ kind: 'Role', name: 'admin', from: 'team-a' }], notes: ['no permission to list rolebindings in dev'], checked: ['roles', 'rolebindings'] },
+      inherited: {
+        objects: [{ kind: 'Role', name: 'admin', from: 'team-a' }],
+        notes: ['no permission to list rolebindings in dev'],
+        checked: ['roles', 'rolebindings'],
+      },
       eventsNote: 'no permission to list the events in dev',
     };
     expect(renderDescribe(view, now)).toBe(
@@ -118,7 +134,9 @@ describe('renderDescribe', () => {
       inherited: noInherited,
       events: [],
     };
-    expect(renderDescribe(view, now)).toContain('  Children:\n  - b\n  (no permission to list the subnamespace anchors in a)\n  Allows Cascading Deletion: false\n');
+    expect(renderDescribe(view, now)).toContain(
+      '  Children:\n  - b\n  (no permission to list the subnamespace anchors in a)\n  Allows Cascading Deletion: false\n',
+    );
   });
 });
 
@@ -133,7 +151,9 @@ describe('eventsText', () => {
       ],
       now,
     );
-    expect(text).toBe('\nEvents from the objects in namespace ns\nLast Seen Reason Object    Message\n60m       R      Role:ns/a new\n<unknown> R      Role:ns/b undated\n');
+    expect(text).toBe(
+      '\nEvents from the objects in namespace ns\nLast Seen Reason Object    Message\n60m       R      Role:ns/a new\n<unknown> R      Role:ns/b undated\n',
+    );
   });
 });
 
@@ -145,7 +165,12 @@ describe('inheritedText', () => {
 
 describe('alignColumns', () => {
   it('pads every cell but the last to its column width plus one', () => {
-    expect(alignColumns([['a', 'bb', 'c'], ['ccc', 'd', 'eeee']])).toEqual(['a   bb c', 'ccc d  eeee']);
+    expect(
+      alignColumns([
+        ['a', 'bb', 'c'],
+        ['ccc', 'd', 'eeee'],
+      ]),
+    ).toEqual(['a   bb c', 'ccc d  eeee']);
   });
 });
 

@@ -4,7 +4,12 @@ import type { ExplainView, FoundObject } from '../model.js';
 import { explainObject, selectorReason } from './explain-text.js';
 
 // dev is a child of team-a, itself a child of org; its labels as the controller sets them.
-const labels = { 'dev.tree.hnc.x-k8s.io/depth': '0', 'team-a.tree.hnc.x-k8s.io/depth': '1', 'org.tree.hnc.x-k8s.io/depth': '2', env: 'dev' };
+const labels = {
+  'dev.tree.hnc.x-k8s.io/depth': '0',
+  'team-a.tree.hnc.x-k8s.io/depth': '1',
+  'org.tree.hnc.x-k8s.io/depth': '2',
+  env: 'dev',
+};
 const RBAC = 'rbac.authorization.k8s.io';
 
 const role = (meta: Partial<AnyObject['metadata']> = {}): AnyObject => ({ kind: 'Role', metadata: { name: 'reader', ...meta } });
@@ -38,7 +43,10 @@ describe('explainObject', () => {
   });
 
   it('names the selector annotation that keeps a source out', () => {
-    const none = view({ ancestors: [at('org'), at('team-a', role({ annotations: { 'propagate.hnc.x-k8s.io/none': 'true' } }))], local: at('dev') });
+    const none = view({
+      ancestors: [at('org'), at('team-a', role({ annotations: { 'propagate.hnc.x-k8s.io/none': 'true' } }))],
+      local: at('dev'),
+    });
     expect(explainObject(none)).toBe(
       lines(
         'Role reader in namespace dev: not propagated',
@@ -49,7 +57,10 @@ describe('explainObject', () => {
       ),
     );
     const selectors = view({
-      ancestors: [at('org', role({ annotations: { 'propagate.hnc.x-k8s.io/select': 'env=prod' } })), at('team-a', role({ annotations: { 'propagate.hnc.x-k8s.io/treeSelect': '!dev' } }))],
+      ancestors: [
+        at('org', role({ annotations: { 'propagate.hnc.x-k8s.io/select': 'env=prod' } })),
+        at('team-a', role({ annotations: { 'propagate.hnc.x-k8s.io/treeSelect': '!dev' } })),
+      ],
       local: at('dev'),
     });
     expect(explainObject(selectors)).toBe(
@@ -108,9 +119,9 @@ describe('explainObject', () => {
   });
 
   it('gives the built-in exclusions', () => {
-    expect(explainObject(view({ ancestors: [at('org'), at('team-a', role({ finalizers: ['example.com/keep'] }))], local: at('dev') }))).toContain(
-      '  - team-a: source, not propagated to dev: objects with finalizers cannot be propagated\n',
-    );
+    expect(
+      explainObject(view({ ancestors: [at('org'), at('team-a', role({ finalizers: ['example.com/keep'] }))], local: at('dev') })),
+    ).toContain('  - team-a: source, not propagated to dev: objects with finalizers cannot be propagated\n');
     const token = view({
       type: { group: '', resource: 'secrets', kind: 'Secret', mode: 'Propagate' },
       name: 'tok',
@@ -129,7 +140,10 @@ describe('explainObject', () => {
   });
 
   it('says a selector that does not parse propagates nowhere, and that a left-over copy is deleted', () => {
-    const bad = view({ ancestors: [at('org', role({ annotations: { 'propagate.hnc.x-k8s.io/none': 'maybe' } })), at('team-a', copyFrom('org'))], local: at('dev', copyFrom('org')) });
+    const bad = view({
+      ancestors: [at('org', role({ annotations: { 'propagate.hnc.x-k8s.io/none': 'maybe' } })), at('team-a', copyFrom('org'))],
+      local: at('dev', copyFrom('org')),
+    });
     expect(explainObject(bad)).toBe(
       lines(
         'Role reader in namespace dev: not propagated',
@@ -143,7 +157,10 @@ describe('explainObject', () => {
   });
 
   it('explains the modes that do not propagate', () => {
-    const cronTab = (labels?: Record<string, string>): AnyObject => ({ kind: 'CronTab', metadata: { name: 'reader', ...(labels ? { labels } : {}) } });
+    const cronTab = (labels?: Record<string, string>): AnyObject => ({
+      kind: 'CronTab',
+      metadata: { name: 'reader', ...(labels ? { labels } : {}) },
+    });
     const ignored = view({
       type: { group: 'stable.example.com', resource: 'crontabs', kind: 'CronTab', mode: 'Ignore' },
       ancestors: [at('team-a', cronTab())],
@@ -158,7 +175,11 @@ describe('explainObject', () => {
         '  In dev: a copy from team-a (hnc.x-k8s.io/inherited-from=team-a), left as it is in mode Ignore',
       ),
     );
-    const removed = view({ type: { group: '', resource: 'secrets', kind: 'Secret', mode: 'Remove' }, ancestors: [at('team-a')], local: at('dev') });
+    const removed = view({
+      type: { group: '', resource: 'secrets', kind: 'Secret', mode: 'Remove' },
+      ancestors: [at('team-a')],
+      local: at('dev'),
+    });
     expect(explainObject(removed)).toBe(
       lines(
         'Secret reader in namespace dev: not propagated (mode Remove)',
@@ -171,7 +192,14 @@ describe('explainObject', () => {
   });
 
   it('says nothing changes in a halted namespace', () => {
-    const halted = view({ halted: { type: 'ActivitiesHalted', reason: 'AncestorHaltActivities', message: 'Propagation paused in "dev" and its descendants due to ActivitiesHalted condition on ancestor "team-a"' }, ancestors: [at('org'), at('team-a')] });
+    const halted = view({
+      halted: {
+        type: 'ActivitiesHalted',
+        reason: 'AncestorHaltActivities',
+        message: 'Propagation paused in "dev" and its descendants due to ActivitiesHalted condition on ancestor "team-a"',
+      },
+      ancestors: [at('org'), at('team-a')],
+    });
     expect(explainObject(halted)).toBe(
       lines(
         'Role reader in namespace dev: nothing changes while dev is halted',
@@ -187,9 +215,16 @@ describe('explainObject', () => {
 
   it('handles a root, and a copy not there yet', () => {
     expect(explainObject(view({ ancestors: [], local: at('dev') }))).toBe(
-      lines('Role reader in namespace dev: not propagated', '  Type: roles (mode Propagate)', '  Ancestors: none (dev is a root)', '  In dev: no Role of that name'),
+      lines(
+        'Role reader in namespace dev: not propagated',
+        '  Type: roles (mode Propagate)',
+        '  Ancestors: none (dev is a root)',
+        '  In dev: no Role of that name',
+      ),
     );
-    expect(explainObject(view({ local: at('dev') }))).toMatch(/^Role reader in namespace dev: should be propagated from team-a, but dev has no copy yet\n/);
+    expect(explainObject(view({ local: at('dev') }))).toMatch(
+      /^Role reader in namespace dev: should be propagated from team-a, but dev has no copy yet\n/,
+    );
   });
 
   it('says what it could not read, and when that leaves the answer open', () => {
@@ -228,12 +263,20 @@ describe('selectorReason', () => {
   it('agrees with the controller’s evaluation, step by step', () => {
     const reason = (annotations: Record<string, string>, mode = 'Propagate') => selectorReason(annotations, labels, mode, 'dev');
     expect(reason({})).toBeUndefined();
-    expect(reason({}, 'AllowPropagate')).toBe('mode AllowPropagate propagates only objects with a select or treeSelect annotation, or all=true');
+    expect(reason({}, 'AllowPropagate')).toBe(
+      'mode AllowPropagate propagates only objects with a select or treeSelect annotation, or all=true',
+    );
     expect(reason({ 'propagate.hnc.x-k8s.io/select': 'env=dev' }, 'AllowPropagate')).toBeUndefined();
-    expect(reason({ 'propagate.hnc.x-k8s.io/treeSelect': 'team-b' })).toBe('propagate.hnc.x-k8s.io/treeSelect "team-b": dev is not in the subtree of team-b');
-    expect(reason({ 'propagate.hnc.x-k8s.io/treeSelect': 'org, !team-a' })).toBe('propagate.hnc.x-k8s.io/treeSelect "org, !team-a": dev is in the subtree of team-a, which it excludes');
+    expect(reason({ 'propagate.hnc.x-k8s.io/treeSelect': 'team-b' })).toBe(
+      'propagate.hnc.x-k8s.io/treeSelect "team-b": dev is not in the subtree of team-b',
+    );
+    expect(reason({ 'propagate.hnc.x-k8s.io/treeSelect': 'org, !team-a' })).toBe(
+      'propagate.hnc.x-k8s.io/treeSelect "org, !team-a": dev is in the subtree of team-a, which it excludes',
+    );
     expect(reason({ 'propagate.hnc.x-k8s.io/treeSelect': 'team-a' })).toBeUndefined();
-    expect(reason({ 'propagate.hnc.x-k8s.io/select': 'env in (' })).toMatch(/^its propagate\.hnc\.x-k8s\.io\/select annotation does not parse, so it is propagated nowhere: while parsing/);
+    expect(reason({ 'propagate.hnc.x-k8s.io/select': 'env in (' })).toMatch(
+      /^its propagate\.hnc\.x-k8s\.io\/select annotation does not parse, so it is propagated nowhere: while parsing/,
+    );
     expect(reason({ 'propagate.hnc.x-k8s.io/none': 'false' })).toBeUndefined();
     expect(reason({ 'propagate.hnc.x-k8s.io/none': '' })).toBeUndefined();
   });

@@ -10,7 +10,15 @@
 //     - team-a: source, propagates to dev: it wins (the highest ancestor whose source does)
 //     In dev: a copy from team-a (hnc.x-k8s.io/inherited-from=team-a)
 import { Label, PropagationMode, SELECTOR_ANNOTATIONS, SelectorAnnotation, treeLabel } from '../../core/api/index.js';
-import { builtInExclusion, parseBoolAnnotation, parseSelect, parseTreeSelect, selectorMatches, shouldPropagate, type PropagatableObject } from '../../core/propagation/index.js';
+import {
+  builtInExclusion,
+  parseBoolAnnotation,
+  parseSelect,
+  parseTreeSelect,
+  selectorMatches,
+  shouldPropagate,
+  type PropagatableObject,
+} from '../../core/propagation/index.js';
 import type { ExplainView, FoundObject } from '../model.js';
 import { propagates, typeName } from './names.js';
 
@@ -25,7 +33,12 @@ const annotation = (annotations: Annotations, key: string): string | undefined =
  * Why the selector annotations keep an object out of `ns`, step by step as evaluateSelectors
  * decides (reference §5.4); undefined when they let it in.
  */
-export function selectorReason(annotations: Annotations, labels: Readonly<Record<string, string>>, mode: string, ns: string): string | undefined {
+export function selectorReason(
+  annotations: Annotations,
+  labels: Readonly<Record<string, string>>,
+  mode: string,
+  ns: string,
+): string | undefined {
   let propagate = mode === PropagationMode.Propagate;
   const unparsable = (key: string, error: string) => `its ${key} annotation does not parse, so it is propagated nowhere: ${error}`;
 
@@ -74,7 +87,9 @@ export function selectorReason(annotations: Annotations, labels: Readonly<Record
 
 /** `(select "env=dev")`: the selector annotations an object carries, for the lines that propagate. */
 function selectorsSet(annotations: Annotations): string {
-  const set = SELECTOR_ANNOTATIONS.filter((k) => annotation(annotations, k) !== undefined).map((k) => `${k.slice(k.indexOf('/') + 1)} "${annotations?.[k]}"`);
+  const set = SELECTOR_ANNOTATIONS.filter((k) => annotation(annotations, k) !== undefined).map(
+    (k) => `${k.slice(k.indexOf('/') + 1)} "${annotations?.[k]}"`,
+  );
   return set.length > 0 ? ` (${set.join(', ')})` : '';
 }
 
@@ -109,7 +124,9 @@ function weighSources(v: ExplainView): Verdict {
     if (shouldPropagate(obj, v.labels, type).propagate) {
       if (winner === undefined) {
         winner = a.namespace;
-        lines.push(`- ${a.namespace}: source, propagates to ${ns}${selectorsSet(annotations)}: it wins (the highest ancestor whose source does)`);
+        lines.push(
+          `- ${a.namespace}: source, propagates to ${ns}${selectorsSet(annotations)}: it wins (the highest ancestor whose source does)`,
+        );
       } else {
         lines.push(`- ${a.namespace}: source, propagates to ${ns}${selectorsSet(annotations)}, but the one in ${winner} wins (higher)`);
       }
@@ -117,7 +134,8 @@ function weighSources(v: ExplainView): Verdict {
     }
     const reason = !propagates(v.type.mode)
       ? `mode ${v.type.mode}`
-      : (selectorReason(annotations, v.labels, v.type.mode, ns) ?? lowerFirst(builtInExclusion(obj, type) ?? 'its selector annotations keep it out'));
+      : (selectorReason(annotations, v.labels, v.type.mode, ns) ??
+        lowerFirst(builtInExclusion(obj, type) ?? 'its selector annotations keep it out'));
     lines.push(`- ${a.namespace}: source, not propagated to ${ns}: ${reason}`);
   }
   return { ...(winner !== undefined ? { winner } : {}), lines, uncertain };
@@ -168,7 +186,8 @@ export function explainObject(v: ExplainView): string {
   const [first, ...more] = localText(v, winner);
   out.push(`  In ${ns}: ${first}`, ...more.map((l) => `  ${l}`));
   const notes = [...v.notes];
-  if (uncertain && propagates(v.type.mode) && winner === weighed.winner) notes.push('some ancestors could not be read, so a source there could win instead');
+  if (uncertain && propagates(v.type.mode) && winner === weighed.winner)
+    notes.push('some ancestors could not be read, so a source there could win instead');
   out.push(...notes.map((n) => `  (${n})`));
   return out.map((l) => `${l}\n`).join('');
 }
@@ -183,7 +202,10 @@ function localText(v: ExplainView, winner: string | undefined): string[] {
   if (from === undefined) {
     const own = `its own ${v.type.kind}, not a copy (no ${Label.inheritedFrom} label)`;
     if (winner === undefined || v.halted) return [own];
-    return [own, `HNC never overwrites it, so the copy from ${winner} is not made (condition ObjectConflict): rename or remove it to receive the copy`];
+    return [
+      own,
+      `HNC never overwrites it, so the copy from ${winner} is not made (condition ObjectConflict): rename or remove it to receive the copy`,
+    ];
   }
   const copy = `a copy from ${from} (${Label.inheritedFrom}=${from})`;
   if (from === winner) return [copy];

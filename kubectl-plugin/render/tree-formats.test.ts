@@ -8,7 +8,12 @@ const trees: TreeNode[] = [
     subnamespace: false,
     conditions: [],
     children: [
-      { name: 'dev', subnamespace: true, conditions: [{ type: 'BadConfiguration', reason: 'SubnamespaceAnchorMissing', message: 'The anchor is "missing"' }], children: [] },
+      {
+        name: 'dev',
+        subnamespace: true,
+        conditions: [{ type: 'BadConfiguration', reason: 'SubnamespaceAnchorMissing', message: 'The anchor is "missing"' }],
+        children: [],
+      },
       { name: 'hidden', subnamespace: false, conditions: [], children: [], problem: 'forbidden' },
     ],
   },

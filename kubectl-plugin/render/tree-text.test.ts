@@ -2,15 +2,26 @@ import { describe, expect, it } from 'vitest';
 import type { ConditionView, TreeNode } from '../model.js';
 import { renderTreeText } from './tree-text.js';
 
-const ns = (name: string, children: TreeNode[] = [], extra: Partial<TreeNode> = {}): TreeNode => ({ name, subnamespace: false, conditions: [], children, ...extra });
-const sub = (name: string, children: TreeNode[] = [], extra: Partial<TreeNode> = {}): TreeNode => ns(name, children, { subnamespace: true, ...extra });
+const ns = (name: string, children: TreeNode[] = [], extra: Partial<TreeNode> = {}): TreeNode => ({
+  name,
+  subnamespace: false,
+  conditions: [],
+  children,
+  ...extra,
+});
+const sub = (name: string, children: TreeNode[] = [], extra: Partial<TreeNode> = {}): TreeNode =>
+  ns(name, children, { subnamespace: true, ...extra });
 const missingParent: ConditionView = { type: 'ActivitiesHalted', reason: 'ParentMissing', message: 'Parent "gone" does not exist' };
 const ancestorHalted: ConditionView = {
   type: 'ActivitiesHalted',
   reason: 'AncestorHaltActivities',
   message: 'Propagation paused in "b" and its descendants due to ActivitiesHalted condition on ancestor "a"',
 };
-const anchorMissing: ConditionView = { type: 'BadConfiguration', reason: 'SubnamespaceAnchorMissing', message: 'The anchor is missing in the parent namespace' };
+const anchorMissing: ConditionView = {
+  type: 'BadConfiguration',
+  reason: 'SubnamespaceAnchorMissing',
+  message: 'The anchor is missing in the parent namespace',
+};
 
 describe('renderTreeText', () => {
   it('prints nothing for no trees', () => {
@@ -39,7 +50,12 @@ describe('renderTreeText', () => {
   });
 
   it('numbers conditions as footnotes in order of appearance, sharing numbers for equal texts', () => {
-    const trees = [ns('a', [ns('b', [], { conditions: [ancestorHalted, anchorMissing] }), ns('c', [], { conditions: [anchorMissing] })], { conditions: [missingParent] }), ns('d')];
+    const trees = [
+      ns('a', [ns('b', [], { conditions: [ancestorHalted, anchorMissing] }), ns('c', [], { conditions: [anchorMissing] })], {
+        conditions: [missingParent],
+      }),
+      ns('d'),
+    ];
     expect(renderTreeText(trees)).toBe(
       [
         'a (1)',
@@ -57,7 +73,11 @@ describe('renderTreeText', () => {
   });
 
   it('lists subnamespaces before conditions in the footer, and notes what could not be read', () => {
-    const tree = ns('team-a', [sub('dev', [], { conditions: [anchorMissing] }), ns('secret', [], { problem: 'forbidden' }), ns('gone', [], { problem: 'notFound' })]);
+    const tree = ns('team-a', [
+      sub('dev', [], { conditions: [anchorMissing] }),
+      ns('secret', [], { problem: 'forbidden' }),
+      ns('gone', [], { problem: 'notFound' }),
+    ]);
     expect(renderTreeText([tree])).toBe(
       [
         'team-a',

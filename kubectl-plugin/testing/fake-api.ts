@@ -32,7 +32,13 @@ export class FakeApi implements HncApi {
   /** Adds a namespace, its HC (from parent/children/conditions) and the subnamespace annotation. */
   addNamespace(
     name: string,
-    opts: { parent?: string; children?: string[]; subnamespaceOf?: string; conditions?: { type: string; reason: string; message: string }[]; acd?: boolean } = {},
+    opts: {
+      parent?: string;
+      children?: string[];
+      subnamespaceOf?: string;
+      conditions?: { type: string; reason: string; message: string }[];
+      acd?: boolean;
+    } = {},
   ): this {
     this.namespaces.set(name, {
       metadata: { name, ...(opts.subnamespaceOf ? { annotations: { 'hnc.x-k8s.io/subnamespace-of': opts.subnamespaceOf } } : {}) },
@@ -43,7 +49,9 @@ export class FakeApi implements HncApi {
         spec: { ...(opts.parent ? { parent: opts.parent } : {}), ...(opts.acd ? { allowCascadingDeletion: true } : {}) },
         status: {
           ...(opts.children ? { children: opts.children } : {}),
-          ...(opts.conditions ? { conditions: opts.conditions.map((c) => ({ ...c, status: 'True' as const, lastTransitionTime: '2025-01-01T00:00:00Z' })) } : {}),
+          ...(opts.conditions
+            ? { conditions: opts.conditions.map((c) => ({ ...c, status: 'True' as const, lastTransitionTime: '2025-01-01T00:00:00Z' })) }
+            : {}),
         },
       });
     }

@@ -29,11 +29,15 @@ interface Result {
 
 describe('npm run bench -- --quick', () => {
   it('runs end to end and shows minimal writes and a write-free restart', { timeout: 300_000 }, async () => {
-    await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'bench', 'run.ts'), '--quick', '--topology', 'org', '--out', out], {
-      cwd: root,
-      maxBuffer: 32 * 1024 * 1024,
-      timeout: 280_000,
-    });
+    await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', join(root, 'bench', 'run.ts'), '--quick', '--topology', 'org', '--out', out],
+      {
+        cwd: root,
+        maxBuffer: 32 * 1024 * 1024,
+        timeout: 280_000,
+      },
+    );
     const json = readdirSync(out).find((f) => f.endsWith('.json'));
     expect(json).toBeDefined();
     expect(readdirSync(out)).toContain(json!.replace(/\.json$/, '.md'));

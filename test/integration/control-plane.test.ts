@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { ApiError} from '../../kube/client.js';
+import type { ApiError } from '../../kube/client.js';
 import { isNotFound } from '../../kube/client.js';
 import { TestCluster, eventually, kubectl, refusal } from '../support/cluster.js';
 
@@ -12,7 +12,6 @@ beforeAll(async () => {
   cluster = await TestCluster.connect();
 });
 afterAll(() => cluster.cleanup());
-
 
 describe('the local control plane', () => {
   it('deletes a namespace with content, and it is really gone (namespace controller)', async () => {
@@ -35,7 +34,9 @@ describe('the local control plane', () => {
     const ns = await cluster.namespace('quota');
     await cluster.admin.create(`/api/v1/namespaces/${ns}/resourcequotas`, { metadata: { name: 'q' }, spec: { hard: { configmaps: '5' } } });
     const hard = await eventually(async () => {
-      const q = await cluster.admin.get<{ status?: { hard?: Record<string, string>; used?: Record<string, string> } }>(`/api/v1/namespaces/${ns}/resourcequotas/q`);
+      const q = await cluster.admin.get<{ status?: { hard?: Record<string, string>; used?: Record<string, string> } }>(
+        `/api/v1/namespaces/${ns}/resourcequotas/q`,
+      );
       return q.status?.hard && q.status.used ? q.status.hard : undefined;
     }, 'the quota status');
     expect(hard).toEqual({ configmaps: '5' });
@@ -63,8 +64,12 @@ describe('the local control plane', () => {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'bob' }],
     });
-    await expect(alice.client.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${mine}/rolebindings`, binding('bob-edit'))).resolves.toBeTruthy();
-    const err = await refusal(alice.client.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${other}/rolebindings`, binding('bob-edit')));
+    await expect(
+      alice.client.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${mine}/rolebindings`, binding('bob-edit')),
+    ).resolves.toBeTruthy();
+    const err = await refusal(
+      alice.client.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${other}/rolebindings`, binding('bob-edit')),
+    );
     expect(err.code).toBe(403);
   });
 
@@ -85,7 +90,11 @@ describe('the local control plane', () => {
           JSON.stringify({
             apiVersion: 'admission.k8s.io/v1',
             kind: 'AdmissionReview',
-            response: { uid: review.request.uid, allowed, status: allowed ? undefined : { code: 403, reason: 'Forbidden', message: 'configmaps may not be called "forbidden"' } },
+            response: {
+              uid: review.request.uid,
+              allowed,
+              status: allowed ? undefined : { code: 403, reason: 'Forbidden', message: 'configmaps may not be called "forbidden"' },
+            },
           }),
         );
       });
@@ -123,7 +132,9 @@ describe('the local control plane', () => {
       // What a user sees in kubectl.
       const out = await kubectl(cluster.kubeconfigPath, ['create', 'configmap', 'forbidden', '-n', ns]);
       expect(out.code).toBe(1);
-      expect(out.stderr.trim()).toBe('error: failed to create configmap: admission webhook "configmaps.test.hnc.x-k8s.io" denied the request: configmaps may not be called "forbidden"');
+      expect(out.stderr.trim()).toBe(
+        'error: failed to create configmap: admission webhook "configmaps.test.hnc.x-k8s.io" denied the request: configmaps may not be called "forbidden"',
+      );
       await expect(cluster.admin.create(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'fine' } })).resolves.toBeTruthy();
       expect(calls).toContain('fine');
     } finally {

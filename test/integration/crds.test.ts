@@ -12,10 +12,11 @@ beforeAll(async () => {
 });
 afterAll(() => cluster.cleanup());
 
-
 describe('HNC CRDs on the real apiserver', () => {
   it('serves the four kinds of hnc.x-k8s.io/v1alpha2 with HNC names, scopes and short names', async () => {
-    const list = await cluster.admin.get<{ resources: Array<{ name: string; kind: string; namespaced: boolean; shortNames?: string[] }> }>(HNC);
+    const list = await cluster.admin.get<{ resources: Array<{ name: string; kind: string; namespaced: boolean; shortNames?: string[] }> }>(
+      HNC,
+    );
     const byName = Object.fromEntries(list.resources.filter((r) => !r.name.includes('/')).map((r) => [r.name, r]));
     expect(byName.hierarchyconfigurations).toMatchObject({ kind: 'HierarchyConfiguration', namespaced: true });
     expect(byName.subnamespaceanchors).toMatchObject({ kind: 'SubnamespaceAnchor', namespaced: true, shortNames: ['subns'] });
@@ -25,7 +26,11 @@ describe('HNC CRDs on the real apiserver', () => {
 
   it('rejects a HierarchyConfiguration not named "hierarchy" and accepts one that is', async () => {
     const err = await refusal(
-      cluster.admin.create(`${HNC}/namespaces/${ns}/hierarchyconfigurations`, { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchyConfiguration', metadata: { name: 'other' } }),
+      cluster.admin.create(`${HNC}/namespaces/${ns}/hierarchyconfigurations`, {
+        apiVersion: 'hnc.x-k8s.io/v1alpha2',
+        kind: 'HierarchyConfiguration',
+        metadata: { name: 'other' },
+      }),
     );
     expect(err.code).toBe(422);
     expect(err.message).toMatch(/metadata\.name.*Unsupported value: "other".*"hierarchy"/);
@@ -48,7 +53,11 @@ describe('HNC CRDs on the real apiserver', () => {
     // Dry-run server-side applies: the shared cluster's one `config` (which a manager may have
     // created already) belongs to the controller tests.
     const apply = (name: string, mode: string) =>
-      cluster.admin.request('PATCH', `${HNC}/hncconfigurations/${name}`, { body: config(name, mode), contentType: 'application/apply-patch+yaml', query: { fieldManager: 'crds-test', dryRun: 'All', force: true } });
+      cluster.admin.request('PATCH', `${HNC}/hncconfigurations/${name}`, {
+        body: config(name, mode),
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: 'crds-test', dryRun: 'All', force: true },
+      });
     const bad = await refusal(apply('config', 'Sometimes'));
     expect(bad.code).toBe(422);
     expect(bad.message).toMatch(/spec\.resources\[0\]\.mode.*Unsupported value: "Sometimes"/);
@@ -65,18 +74,31 @@ describe('HNC CRDs on the real apiserver', () => {
       spec: { labels: [{ key: 'team', value: 'a' }] },
     });
     const badKvp = await refusal(
-      cluster.admin.create(`${HNC}/namespaces/${ns}/subnamespaceanchors`, { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'SubnamespaceAnchor', metadata: { name: 'child2' }, spec: { labels: [{ key: 'team' }] } }),
+      cluster.admin.create(`${HNC}/namespaces/${ns}/subnamespaceanchors`, {
+        apiVersion: 'hnc.x-k8s.io/v1alpha2',
+        kind: 'SubnamespaceAnchor',
+        metadata: { name: 'child2' },
+        spec: { labels: [{ key: 'team' }] },
+      }),
     );
     expect(badKvp.message).toMatch(/spec\.labels\[0\]\.value.*Required value/);
-    const hrq = await cluster.admin.create<{ spec: { hard: Record<string, string> } }>(`${HNC}/namespaces/${ns}/hierarchicalresourcequotas`, {
-      apiVersion: 'hnc.x-k8s.io/v1alpha2',
-      kind: 'HierarchicalResourceQuota',
-      metadata: { name: 'quota' },
-      spec: { hard: { pods: '10', 'requests.cpu': '500m' } },
-    });
+    const hrq = await cluster.admin.create<{ spec: { hard: Record<string, string> } }>(
+      `${HNC}/namespaces/${ns}/hierarchicalresourcequotas`,
+      {
+        apiVersion: 'hnc.x-k8s.io/v1alpha2',
+        kind: 'HierarchicalResourceQuota',
+        metadata: { name: 'quota' },
+        spec: { hard: { pods: '10', 'requests.cpu': '500m' } },
+      },
+    );
     expect(hrq.spec.hard).toEqual({ pods: '10', 'requests.cpu': '500m' });
     const badQty = await refusal(
-      cluster.admin.create(`${HNC}/namespaces/${ns}/hierarchicalresourcequotas`, { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchicalResourceQuota', metadata: { name: 'bad' }, spec: { hard: { pods: 'lots' } } }),
+      cluster.admin.create(`${HNC}/namespaces/${ns}/hierarchicalresourcequotas`, {
+        apiVersion: 'hnc.x-k8s.io/v1alpha2',
+        kind: 'HierarchicalResourceQuota',
+        metadata: { name: 'bad' },
+        spec: { hard: { pods: 'lots' } },
+      }),
     );
     expect(badQty.code).toBe(422);
   });

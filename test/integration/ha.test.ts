@@ -43,8 +43,28 @@ async function replica(): Promise<Replica> {
   const healthPort = await freePort();
   const proc = spawn(
     process.execPath,
-    ['--import', 'tsx', join(root, 'cmd', 'start.ts'), '--kubeconfig', kubeconfig, '--no-webhooks', '--enable-leader-election', '--leader-election-id', leaseId, '--leader-election-lease-seconds', String(LEASE_SECONDS), '--metrics-addr', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${healthPort}`],
-    { cwd: root, env: { ...process.env, KUBECONFIG: '', HNC_LOG_FILE: join(inject('stateDir'), 'logs', `ha-${metricsPort}.log`) }, stdio: ['ignore', 'ignore', 'pipe'] },
+    [
+      '--import',
+      'tsx',
+      join(root, 'cmd', 'start.ts'),
+      '--kubeconfig',
+      kubeconfig,
+      '--no-webhooks',
+      '--enable-leader-election',
+      '--leader-election-id',
+      leaseId,
+      '--leader-election-lease-seconds',
+      String(LEASE_SECONDS),
+      '--metrics-addr',
+      `127.0.0.1:${metricsPort}`,
+      '--health-probe-bind-address',
+      `127.0.0.1:${healthPort}`,
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, KUBECONFIG: '', HNC_LOG_FILE: join(inject('stateDir'), 'logs', `ha-${metricsPort}.log`) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
   );
   children.push(proc);
   let err = '';
@@ -52,11 +72,16 @@ async function replica(): Promise<Replica> {
   await eventually(async () => (err.includes('HNC is running') ? true : undefined), 'the replica to start', 60_000).catch((e: unknown) => {
     throw new Error(`${String(e)}\n${err}`);
   });
-  await eventually(() => fetch(`http://127.0.0.1:${healthPort}/readyz`).then((r) => (r.status === 200 ? true : undefined)), 'the replica to be ready');
+  await eventually(
+    () => fetch(`http://127.0.0.1:${healthPort}/readyz`).then((r) => (r.status === 200 ? true : undefined)),
+    'the replica to be ready',
+  );
   return { proc, metricsPort, identityPid: proc.pid! };
 }
 
-const holder = async () => (await cluster.admin.get<{ spec: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/hnc-system/leases/${leaseId}`)).spec.holderIdentity ?? '';
+const holder = async () =>
+  (await cluster.admin.get<{ spec: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/hnc-system/leases/${leaseId}`))
+    .spec.holderIdentity ?? '';
 const writesOf = async (r: Replica) => {
   const text = await (await fetch(`http://127.0.0.1:${r.metricsPort}/metrics`)).text();
   return text
@@ -71,7 +96,13 @@ const leaderOf = async (replicas: Replica[]) => {
 const roleCopied = (parent: string, child: string, name: string) =>
   cluster.admin
     .create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${parent}/roles`, { metadata: { name }, rules: [] })
-    .then(() => eventually(() => cluster.admin.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${child}/roles/${name}`), `the copy of ${name}`, 30_000));
+    .then(() =>
+      eventually(
+        () => cluster.admin.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${child}/roles/${name}`),
+        `the copy of ${name}`,
+        30_000,
+      ),
+    );
 
 beforeAll(async () => {
   cluster = await TestCluster.connect();
@@ -98,7 +129,12 @@ describe('high availability', () => {
     // SIGTERM: the leader finishes, releases the lease, and the other takes over at once.
     let t0 = Date.now();
     first.proc.kill('SIGTERM');
-    await eventuallyEqual(async () => (await leaderOf([second])) === second, true, 'the second replica to lead', LEASE_SECONDS * 1000 + 5000);
+    await eventuallyEqual(
+      async () => (await leaderOf([second])) === second,
+      true,
+      'the second replica to lead',
+      LEASE_SECONDS * 1000 + 5000,
+    );
     expect(Date.now() - t0).toBeLessThan(LEASE_SECONDS * 1000);
     await roleCopied(parent, child, 'two');
 
@@ -142,13 +178,34 @@ describe('high availability', () => {
       await cluster.admin.create('/api/v1/namespaces', { metadata: { name: parent } });
       const child = await cluster.namespace('evchild');
       await setParent(cluster.admin, child, parent);
-      await eventually(async () => ((await cluster.admin.get<{ metadata: { labels?: Record<string, string> } }>(`/api/v1/namespaces/${child}`)).metadata.labels?.[`${parent}.tree.hnc.x-k8s.io/depth`] ? true : undefined), 'the child labelled');
+      await eventually(
+        async () =>
+          (await cluster.admin.get<{ metadata: { labels?: Record<string, string> } }>(`/api/v1/namespaces/${child}`)).metadata.labels?.[
+            `${parent}.tree.hnc.x-k8s.io/depth`
+          ]
+            ? true
+            : undefined,
+        'the child labelled',
+      );
       await cluster.admin.delete(`/api/v1/namespaces/${parent}`);
       const event = await eventually(async () => {
-        const list = await cluster.admin.get<{ items: Array<{ reason: string; message: string; type: string; involvedObject: { kind: string; name: string }; source?: { component?: string } }> }>(`/api/v1/namespaces/${child}/events`);
+        const list = await cluster.admin.get<{
+          items: Array<{
+            reason: string;
+            message: string;
+            type: string;
+            involvedObject: { kind: string; name: string };
+            source?: { component?: string };
+          }>;
+        }>(`/api/v1/namespaces/${child}/events`);
         return list.items.find((e) => e.reason === 'ParentMissing');
       }, 'the ParentMissing event');
-      expect(event).toMatchObject({ type: 'Warning', message: `Parent "${parent}" does not exist`, involvedObject: { kind: 'Namespace', name: child }, source: { component: 'hnc.x-k8s.io' } });
+      expect(event).toMatchObject({
+        type: 'Warning',
+        message: `Parent "${parent}" does not exist`,
+        involvedObject: { kind: 'Namespace', name: child },
+        source: { component: 'hnc.x-k8s.io' },
+      });
     } finally {
       await manager.stop();
     }

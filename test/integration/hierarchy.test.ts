@@ -13,7 +13,11 @@ let excluded: string;
 beforeAll(async () => {
   cluster = await TestCluster.connect();
   excluded = await cluster.namespace('excluded');
-  manager = await startManager('hierarchy', { excludedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', excluded], managedLabels: ['team', 'tier\\.example\\.com/.*'], managedAnnotations: ['owner'] });
+  manager = await startManager('hierarchy', {
+    excludedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', excluded],
+    managedLabels: ['team', 'tier\\.example\\.com/.*'],
+    managedAnnotations: ['owner'],
+  });
 });
 afterAll(async () => {
   await manager?.stop();
@@ -42,20 +46,38 @@ describe('the hierarchy', () => {
     const grandchild = await cluster.namespace('orphan-gc');
     await setParent(cluster.admin, child, parent);
     await setParent(cluster.admin, grandchild, child);
-    await eventuallyEqual(() => treeDepths(cluster.admin, grandchild), { [grandchild]: 0, [child]: 1, [parent]: 2 }, 'labels before the deletion');
+    await eventuallyEqual(
+      () => treeDepths(cluster.admin, grandchild),
+      { [grandchild]: 0, [child]: 1, [parent]: 2 },
+      'labels before the deletion',
+    );
     await cluster.admin.delete(`/api/v1/namespaces/${parent}`);
-    await eventuallyEqual(() => conditions(cluster.admin, child), [`ActivitiesHalted/ParentMissing: Parent "${parent}" does not exist`], 'ParentMissing on the orphan');
+    await eventuallyEqual(
+      () => conditions(cluster.admin, child),
+      [`ActivitiesHalted/ParentMissing: Parent "${parent}" does not exist`],
+      'ParentMissing on the orphan',
+    );
     await eventuallyEqual(
       () => conditions(cluster.admin, grandchild),
-      [`ActivitiesHalted/AncestorHaltActivities: Propagation paused in "${grandchild}" and its descendants due to ActivitiesHalted condition on ancestor "${child}"`],
+      [
+        `ActivitiesHalted/AncestorHaltActivities: Propagation paused in "${grandchild}" and its descendants due to ActivitiesHalted condition on ancestor "${child}"`,
+      ],
       'AncestorHaltActivities below the orphan',
     );
-    await eventuallyEqual(() => treeDepths(cluster.admin, grandchild), { [grandchild]: 0, [child]: 1 }, 'labels stop at the halted namespace');
+    await eventuallyEqual(
+      () => treeDepths(cluster.admin, grandchild),
+      { [grandchild]: 0, [child]: 1 },
+      'labels stop at the halted namespace',
+    );
     const halted = (await getHierarchy(cluster.admin, grandchild))!.status!.conditions![0]!;
     expect(halted.lastTransitionTime).toBe('1970-01-01T00:00:00Z');
     // The parent comes back (once its old self is fully gone).
     await eventuallyEqual(
-      () => cluster.admin.create('/api/v1/namespaces', { metadata: { name: parent } }).then(() => true, () => false),
+      () =>
+        cluster.admin.create('/api/v1/namespaces', { metadata: { name: parent } }).then(
+          () => true,
+          () => false,
+        ),
       true,
       'recreating the parent',
     );
@@ -99,7 +121,11 @@ describe('the hierarchy', () => {
     await setParent(cluster.admin, excluded, 'default');
     const child = await cluster.namespace('under-excluded');
     await setParent(cluster.admin, child, excluded);
-    await eventuallyEqual(() => conditions(cluster.admin, child), [`ActivitiesHalted/IllegalParent: Parent "${excluded}" is an unmanaged namespace`], 'IllegalParent');
+    await eventuallyEqual(
+      () => conditions(cluster.admin, child),
+      [`ActivitiesHalted/IllegalParent: Parent "${excluded}" is an unmanaged namespace`],
+      'IllegalParent',
+    );
     const labels = await namespaceLabels(cluster.admin, excluded);
     expect(labels?.['hnc.x-k8s.io/included-namespace']).toBeUndefined();
     expect(Object.keys(labels ?? {}).filter((k) => k.includes('.tree.'))).toEqual([]);
@@ -110,12 +136,18 @@ describe('the hierarchy', () => {
     const top = await cluster.namespace('top');
     const sub = await cluster.namespace('sub');
     await editHierarchy(cluster.admin, top, (spec) => {
-      spec.labels = [{ key: 'team', value: 'blue' }, { key: 'tier.example.com/level', value: 'gold' }];
+      spec.labels = [
+        { key: 'team', value: 'blue' },
+        { key: 'tier.example.com/level', value: 'gold' },
+      ];
       spec.annotations = [{ key: 'owner', value: 'alice' }];
     });
     await editHierarchy(cluster.admin, sub, (spec) => {
       spec.parent = top;
-      spec.labels = [{ key: 'team', value: 'red' }, { key: 'not-managed', value: 'x' }];
+      spec.labels = [
+        { key: 'team', value: 'red' },
+        { key: 'not-managed', value: 'x' },
+      ];
     });
     await eventuallyEqual(
       async () => {
@@ -127,10 +159,18 @@ describe('the hierarchy', () => {
     );
     const ns = await cluster.admin.get<{ metadata: { annotations?: Record<string, string> } }>(`/api/v1/namespaces/${sub}`);
     expect(ns.metadata.annotations?.owner).toBe('alice');
-    await eventuallyEqual(() => conditions(cluster.admin, sub), ['BadConfiguration/IllegalManagedLabel: Not a legal managed label (set via --managed-namespace-label): not-managed'], 'IllegalManagedLabel');
+    await eventuallyEqual(
+      () => conditions(cluster.admin, sub),
+      ['BadConfiguration/IllegalManagedLabel: Not a legal managed label (set via --managed-namespace-label): not-managed'],
+      'IllegalManagedLabel',
+    );
     // A managed label nobody provides is removed.
     await cluster.admin.mergePatch(`/api/v1/namespaces/${sub}`, { metadata: { labels: { 'tier.example.com/extra': 'stray' } } });
-    await eventuallyEqual(async () => (await namespaceLabels(cluster.admin, sub))?.['tier.example.com/extra'], undefined, 'stray managed label removed');
+    await eventuallyEqual(
+      async () => (await namespaceLabels(cluster.admin, sub))?.['tier.example.com/extra'],
+      undefined,
+      'stray managed label removed',
+    );
   });
 
   it('makes no writes when restarted with everything in place', async () => {
@@ -144,14 +184,24 @@ describe('the hierarchy', () => {
     // with any write anywhere, e.g. the API server renewing its identity Lease).
     const versions = async () => {
       const out: Record<string, string> = {};
-      for (const path of ['/api/v1/namespaces', '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations', '/apis/hnc.x-k8s.io/v1alpha2/subnamespaceanchors']) {
-        const list = await cluster.admin.get<{ items: { metadata: { namespace?: string; name: string; resourceVersion: string } }[] }>(path);
+      for (const path of [
+        '/api/v1/namespaces',
+        '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations',
+        '/apis/hnc.x-k8s.io/v1alpha2/subnamespaceanchors',
+      ]) {
+        const list = await cluster.admin.get<{ items: { metadata: { namespace?: string; name: string; resourceVersion: string } }[] }>(
+          path,
+        );
         for (const o of list.items) out[`${path} ${o.metadata.namespace ?? ''}/${o.metadata.name}`] = o.metadata.resourceVersion;
       }
       return out;
     };
     const before = await versions();
-    manager = await startManager('hierarchy-restarted', { excludedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', excluded], managedLabels: ['team', 'tier\\.example\\.com/.*'], managedAnnotations: ['owner'] });
+    manager = await startManager('hierarchy-restarted', {
+      excludedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', excluded],
+      managedLabels: ['team', 'tier\\.example\\.com/.*'],
+      managedAnnotations: ['owner'],
+    });
     await manager.idle();
     expect(manager.writer.total).toBe(0);
     expect(await versions()).toEqual(before);

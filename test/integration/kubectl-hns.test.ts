@@ -43,7 +43,11 @@ describe('kubectl hns', () => {
     const dev = TestCluster.uniqueName('dev');
     const created = await hns(cluster.kubeconfigPath, 'create', dev, '-n', team);
     expect(created).toMatchObject({ code: 0, stdout: `Successfully created "${dev}" subnamespace anchor in "${team}" namespace\n` });
-    await eventuallyEqual(async () => (await hns(cluster.kubeconfigPath, 'tree', team)).stdout, `${team}\n└── [s] ${dev}\n\n[s] indicates subnamespaces\n`, 'the tree');
+    await eventuallyEqual(
+      async () => (await hns(cluster.kubeconfigPath, 'tree', team)).stdout,
+      `${team}\n└── [s] ${dev}\n\n[s] indicates subnamespaces\n`,
+      'the tree',
+    );
     const described = await hns(cluster.kubeconfigPath, 'describe', dev);
     expect(described.code).toBe(0);
     expect(described.stdout).toContain(`Hierarchy configuration for namespace ${dev}\n  Parent: ${team}\n`);
@@ -60,17 +64,30 @@ describe('kubectl hns', () => {
       code: 0,
       stdout: `Setting the parent of ${prod} to ${team}\nSuccesfully updated 1 property of the hierarchical configuration of ${prod}\n`,
     });
-    expect(await hns(cluster.kubeconfigPath, 'set', prod, '--parent', team)).toMatchObject({ code: 0, stdout: `Parent of ${prod} is already ${team}; unchanged\nNo changes made\n` });
-    await eventually(async () => ((await hns(cluster.kubeconfigPath, 'tree', team)).stdout.includes(`── ${prod}\n`) ? true : undefined), 'the tree to show the new child');
-    expect((await hns(cluster.kubeconfigPath, 'set', prod, '--root')).stdout).toBe(`Unsetting the parent of ${prod} (was previously ${team})\nSuccesfully updated 1 property of the hierarchical configuration of ${prod}\n`);
+    expect(await hns(cluster.kubeconfigPath, 'set', prod, '--parent', team)).toMatchObject({
+      code: 0,
+      stdout: `Parent of ${prod} is already ${team}; unchanged\nNo changes made\n`,
+    });
+    await eventually(
+      async () => ((await hns(cluster.kubeconfigPath, 'tree', team)).stdout.includes(`── ${prod}\n`) ? true : undefined),
+      'the tree to show the new child',
+    );
+    expect((await hns(cluster.kubeconfigPath, 'set', prod, '--root')).stdout).toBe(
+      `Unsetting the parent of ${prod} (was previously ${team})\nSuccesfully updated 1 property of the hierarchical configuration of ${prod}\n`,
+    );
   });
 
   it('prints one clear line and exits 1 on misuse, on an RBAC denial and on an unreachable cluster', async () => {
-    expect(await hns(cluster.kubeconfigPath, 'create', 'x')).toMatchObject({ code: 1, stderr: 'Error: parent must be set via --namespace or -n\n' });
+    expect(await hns(cluster.kubeconfigPath, 'create', 'x')).toMatchObject({
+      code: 1,
+      stderr: 'Error: parent must be set via --namespace or -n\n',
+    });
     const denied = await hns(alice, 'create', TestCluster.uniqueName('nope'), '-n', other);
     expect(denied.code).toBe(1);
     expect(denied.stderr.trim().split('\n')).toHaveLength(1);
-    expect(denied.stderr).toMatch(/^Error: .*User "alice" cannot create resource "subnamespaceanchors" in API group "hnc.x-k8s.io" in the namespace "team-b-/);
+    expect(denied.stderr).toMatch(
+      /^Error: .*User "alice" cannot create resource "subnamespaceanchors" in API group "hnc.x-k8s.io" in the namespace "team-b-/,
+    );
     const unreachable = await kubectl(cluster.kubeconfigPath, ['hns', 'tree', team, '--server', 'https://127.0.0.1:1']);
     expect(unreachable.code).not.toBe(0);
   });
@@ -78,14 +95,28 @@ describe('kubectl hns', () => {
   it('walks the self-service story as non-admin users', async () => {
     // alice, admin of team-a only, creates a subnamespace herself.
     const dev = TestCluster.uniqueName('dev');
-    expect(await hns(alice, 'create', dev, '-n', team)).toEqual({ code: 0, stdout: `Successfully created "${dev}" subnamespace anchor in "${team}" namespace\n`, stderr: '' });
+    expect(await hns(alice, 'create', dev, '-n', team)).toEqual({
+      code: 0,
+      stdout: `Successfully created "${dev}" subnamespace anchor in "${team}" namespace\n`,
+      stderr: '',
+    });
     await eventuallyEqual(() => namespaceExists(cluster.admin, dev), true, 'her subnamespace');
     // She becomes admin of it through the propagated RoleBinding, and can create a Role there.
-    await eventuallyEqual(async () => (await kubectl(alice, ['create', 'role', 'deployer', '--verb=get', '--resource=pods', '-n', dev])).code, 0, 'her Role in the subnamespace');
-    const copy = await cluster.admin.get<{ metadata: { labels: Record<string, string> } }>(`/apis/rbac.authorization.k8s.io/v1/namespaces/${dev}/rolebindings/alice-admin`);
+    await eventuallyEqual(
+      async () => (await kubectl(alice, ['create', 'role', 'deployer', '--verb=get', '--resource=pods', '-n', dev])).code,
+      0,
+      'her Role in the subnamespace',
+    );
+    const copy = await cluster.admin.get<{ metadata: { labels: Record<string, string> } }>(
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${dev}/rolebindings/alice-admin`,
+    );
     expect(copy.metadata.labels['hnc.x-k8s.io/inherited-from']).toBe(team);
     // She sees her tree.
-    expect(await hns(alice, 'tree', team)).toEqual({ code: 0, stdout: `${team}\n└── [s] ${dev}\n\n[s] indicates subnamespaces\n`, stderr: '' });
+    expect(await hns(alice, 'tree', team)).toEqual({
+      code: 0,
+      stdout: `${team}\n└── [s] ${dev}\n\n[s] indicates subnamespaces\n`,
+      stderr: '',
+    });
     // She may not move it under team-b, nor create a subnamespace in team-b: one clear line each.
     const move = await hns(alice, 'set', dev, '--parent', other);
     expect(move.code).toBe(1);
@@ -94,7 +125,11 @@ describe('kubectl hns', () => {
     );
     const create = await hns(alice, 'create', TestCluster.uniqueName('sneaky'), '-n', other);
     expect(create.code).toBe(1);
-    expect(create.stderr).toMatch(new RegExp(`^Error: .*User "alice" cannot create resource "subnamespaceanchors" in API group "hnc.x-k8s.io" in the namespace "${other}"\n$`));
+    expect(create.stderr).toMatch(
+      new RegExp(
+        `^Error: .*User "alice" cannot create resource "subnamespaceanchors" in API group "hnc.x-k8s.io" in the namespace "${other}"\n$`,
+      ),
+    );
     // bob, admin of team-b, can neither see nor change dev.
     const look = await kubectl(bob, ['get', 'namespace', dev]);
     expect(look.code).toBe(1);
@@ -114,7 +149,10 @@ describe('kubectl hns', () => {
     const rbac = (ns: string) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`;
     const rules = [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }];
     await cluster.admin.create(rbac(parent), { metadata: { name: 'shared-reader' }, rules });
-    await cluster.admin.create(rbac(parent), { metadata: { name: 'kept-home', annotations: { 'propagate.hnc.x-k8s.io/none': 'true' } }, rules });
+    await cluster.admin.create(rbac(parent), {
+      metadata: { name: 'kept-home', annotations: { 'propagate.hnc.x-k8s.io/none': 'true' } },
+      rules,
+    });
 
     // describe: the inherited Role, with the namespace it comes from.
     const described = await eventually(async () => {
@@ -152,7 +190,9 @@ describe('kubectl hns', () => {
       stderr: '',
     });
     // A name no ancestor holds, a type HNC does not handle, and a malformed --object.
-    expect((await hns(cluster.kubeconfigPath, 'describe', child, '--object', 'Role/nothing')).stdout).toContain(`  No ancestor has a Role named nothing\n`);
+    expect((await hns(cluster.kubeconfigPath, 'describe', child, '--object', 'Role/nothing')).stdout).toContain(
+      `  No ancestor has a Role named nothing\n`,
+    );
     const unknown = await hns(cluster.kubeconfigPath, 'describe', child, '--object', 'widgets/x');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/^Error: HNC does not handle a type named "widgets"; the types it handles are roles, rolebindings.*\n$/);
@@ -175,13 +215,23 @@ describe('kubectl hns', () => {
     const carol = (await cluster.user('carol')).kubeconfigPath;
     const sub = TestCluster.uniqueName('hidden');
     expect((await hns(cluster.kubeconfigPath, 'create', sub, '-n', home)).code).toBe(0);
-    await eventuallyEqual(async () => (await hns(cluster.kubeconfigPath, 'tree', home)).stdout, `${home}\n└── [s] ${sub}\n\n[s] indicates subnamespaces\n`, 'the subnamespace in the tree');
-    expect(await hns(carol, 'tree', home)).toEqual({ code: 0, stdout: `${home}\n└── [s] ${sub} (no permission to read ${sub})\n\n[s] indicates subnamespaces\n`, stderr: '' });
+    await eventuallyEqual(
+      async () => (await hns(cluster.kubeconfigPath, 'tree', home)).stdout,
+      `${home}\n└── [s] ${sub}\n\n[s] indicates subnamespaces\n`,
+      'the subnamespace in the tree',
+    );
+    expect(await hns(carol, 'tree', home)).toEqual({
+      code: 0,
+      stdout: `${home}\n└── [s] ${sub} (no permission to read ${sub})\n\n[s] indicates subnamespaces\n`,
+      stderr: '',
+    });
     // Her describe works too: what she may not read (the cluster-wide configuration) is a note.
     const described = await hns(carol, 'describe', home);
     expect(described).toMatchObject({ code: 0, stderr: '' });
     expect(described.stdout).toContain(`  Children:\n  - ${sub} (subnamespace)\n`);
-    expect(described.stdout).toContain('\nNo inherited objects (looked at roles, rolebindings)\n  (no permission to read HNCConfiguration config, so only roles and rolebindings were looked at)\n');
+    expect(described.stdout).toContain(
+      '\nNo inherited objects (looked at roles, rolebindings)\n  (no permission to read HNCConfiguration config, so only roles and rolebindings were looked at)\n',
+    );
     expect((await hns(cluster.kubeconfigPath, 'delete', sub, '-n', home, '-a')).code).toBe(0);
   });
 

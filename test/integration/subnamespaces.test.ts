@@ -28,7 +28,9 @@ describe('subnamespaces', () => {
     const child = TestCluster.uniqueName('sub');
     await createAnchor(cluster.admin, parent, child, { labels: [{ key: 'team', value: 'a' }] });
     await eventuallyEqual(() => anchorState(parent, child), 'Ok', 'the anchor to be Ok');
-    const ns = await cluster.admin.get<{ metadata: { labels: Record<string, string>; annotations: Record<string, string> } }>(`/api/v1/namespaces/${child}`);
+    const ns = await cluster.admin.get<{ metadata: { labels: Record<string, string>; annotations: Record<string, string> } }>(
+      `/api/v1/namespaces/${child}`,
+    );
     expect(ns.metadata.annotations['hnc.x-k8s.io/subnamespace-of']).toBe(parent);
     expect(ns.metadata.labels.team).toBe('a');
     expect(await treeDepths(cluster.admin, child)).toEqual({ [child]: 0, [parent]: 1 });
@@ -47,7 +49,11 @@ describe('subnamespaces', () => {
     // While the namespace terminates, the anchor waits on its finalizer.
     await eventuallyEqual(() => namespaceExists(cluster.admin, child), false, 'the subnamespace to be gone', 60_000);
     await eventuallyEqual(() => anchorGone(parent, child), true, 'the anchor to be gone');
-    await eventuallyEqual(async () => (await getHierarchy(cluster.admin, parent))?.metadata.finalizers, undefined, 'the parent finalizer released');
+    await eventuallyEqual(
+      async () => (await getHierarchy(cluster.admin, parent))?.metadata.finalizers,
+      undefined,
+      'the parent finalizer released',
+    );
   });
 
   it('never takes over an existing namespace of the same name (Conflict), nor deletes it with the anchor', async () => {
@@ -55,7 +61,10 @@ describe('subnamespaces', () => {
     const existing = await cluster.namespace('existing');
     await createAnchor(cluster.admin, parent, existing);
     await eventuallyEqual(() => anchorState(parent, existing), 'Conflict', 'the anchor to be in Conflict');
-    expect((await cluster.admin.get<{ metadata: { annotations?: Record<string, string> } }>(`/api/v1/namespaces/${existing}`)).metadata.annotations?.['hnc.x-k8s.io/subnamespace-of']).toBeUndefined();
+    expect(
+      (await cluster.admin.get<{ metadata: { annotations?: Record<string, string> } }>(`/api/v1/namespaces/${existing}`)).metadata
+        .annotations?.['hnc.x-k8s.io/subnamespace-of'],
+    ).toBeUndefined();
     await cluster.admin.delete(anchorPath(parent, existing));
     await eventuallyEqual(() => anchorGone(parent, existing), true, 'the Conflict anchor to be gone');
     expect(await namespaceExists(cluster.admin, existing)).toBe(true);
@@ -72,7 +81,11 @@ describe('subnamespaces', () => {
     await cluster.admin.delete(anchorPath(parent, child));
     await eventuallyEqual(() => anchorGone(parent, child), true, 'the anchor released without cascading');
     expect(await namespaceExists(cluster.admin, child)).toBe(true);
-    await eventuallyEqual(() => conditions(cluster.admin, child), ['BadConfiguration/SubnamespaceAnchorMissing: The anchor is missing in the parent namespace'], 'SubnamespaceAnchorMissing');
+    await eventuallyEqual(
+      () => conditions(cluster.admin, child),
+      ['BadConfiguration/SubnamespaceAnchorMissing: The anchor is missing in the parent namespace'],
+      'SubnamespaceAnchorMissing',
+    );
     // Clean up the leftover tree: allow cascading deletion, then delete the namespace.
     await editHierarchy(cluster.admin, child, (spec) => (spec.allowCascadingDeletion = true));
     await cluster.admin.delete(`/api/v1/namespaces/${child}`);

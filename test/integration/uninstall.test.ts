@@ -38,7 +38,11 @@ describe('uninstall', () => {
     await admin.create('/api/v1/namespaces', { metadata: { name: 'org' } });
     await createAnchor(admin, 'org', 'team');
     await eventuallyEqual(async () => (await getAnchor(admin, 'org', 'team'))?.status?.status, 'Ok', 'the subnamespace');
-    await eventuallyEqual(async () => (await getHierarchy(admin, 'org'))?.metadata.finalizers, ['hnc.x-k8s.io/hasSubnamespace'], 'the parent finalizer');
+    await eventuallyEqual(
+      async () => (await getHierarchy(admin, 'org'))?.metadata.finalizers,
+      ['hnc.x-k8s.io/hasSubnamespace'],
+      'the parent finalizer',
+    );
     expect((await getAnchor(admin, 'org', 'team'))?.metadata.finalizers).toEqual(['hnc.x-k8s.io']);
 
     await admin.delete('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/subnamespaceanchors.hnc.x-k8s.io');
@@ -48,9 +52,14 @@ describe('uninstall', () => {
 
     // The subnamespace survives, and still says whose subnamespace it is (a reinstall picks it up).
     expect(await namespaceExists(admin, 'team')).toBe(true);
-    const ns = await admin.get<{ metadata: { annotations?: Record<string, string>; deletionTimestamp?: string } }>('/api/v1/namespaces/team');
+    const ns = await admin.get<{ metadata: { annotations?: Record<string, string>; deletionTimestamp?: string } }>(
+      '/api/v1/namespaces/team',
+    );
     expect(ns.metadata.deletionTimestamp).toBeUndefined();
     expect(ns.metadata.annotations?.['hnc.x-k8s.io/subnamespace-of']).toBe('org');
-    await eventually(async () => (manager.hierarchy.hierarchyCrdDeleting && manager.hierarchy.anchorCrdDeleting ? true : undefined), 'the manager to know');
+    await eventually(
+      async () => (manager.hierarchy.hierarchyCrdDeleting && manager.hierarchy.anchorCrdDeleting ? true : undefined),
+      'the manager to know',
+    );
   });
 });

@@ -19,7 +19,12 @@ afterAll(() => cp?.stop());
 describe('reflector on a real API server', () => {
   it('lists, watches, and resumes after kube-apiserver restarts', async () => {
     const events: string[] = [];
-    const reflector = new Reflector<KubeObject>({ client, path: '/api/v1/namespaces', pageSize: 2, backoff: { initialMs: 100, maxMs: 1000, jitter: 0.2 } });
+    const reflector = new Reflector<KubeObject>({
+      client,
+      path: '/api/v1/namespaces',
+      pageSize: 2,
+      backoff: { initialMs: 100, maxMs: 1000, jitter: 0.2 },
+    });
     reflector.addHandler((type, obj) => events.push(`${type} ${obj.metadata?.name}`));
     reflector.start();
     await reflector.synced;
@@ -30,10 +35,17 @@ describe('reflector on a real API server', () => {
     await cp.restartApiServer();
     await client.create('/api/v1/namespaces', { metadata: { name: 'after-restart' } });
     await client.delete('/api/v1/namespaces/before-restart');
-    await eventually(async () => (reflector.store.get('after-restart') ? true : undefined), 'the reflector to see a namespace created after the restart', 60_000);
+    await eventually(
+      async () => (reflector.store.get('after-restart') ? true : undefined),
+      'the reflector to see a namespace created after the restart',
+      60_000,
+    );
     // Without a namespace controller the deleted namespace stays Terminating: a MODIFIED event.
     await eventually(
-      async () => ((reflector.store.get('before-restart') as { metadata?: { deletionTimestamp?: string } } | undefined)?.metadata?.deletionTimestamp ? true : undefined),
+      async () =>
+        (reflector.store.get('before-restart') as { metadata?: { deletionTimestamp?: string } } | undefined)?.metadata?.deletionTimestamp
+          ? true
+          : undefined,
       'the deletion to show',
     );
     expect(events).toContain('ADDED after-restart');

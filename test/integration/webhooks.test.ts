@@ -19,13 +19,18 @@ beforeAll(async () => {
   cluster = await TestCluster.connect();
   hnc = await startHncWithWebhooks('webhooks');
   // The apiserver uses a new configuration once its informer has it: wait until a refusal shows.
-  await eventually(
-    async () => {
-      const r = await kubectl(cluster.kubeconfigPath, ['create', '-f', '-', '--dry-run=server'], JSON.stringify({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'SubnamespaceAnchor', metadata: { name: 'probe', namespace: 'kube-system' } }));
-      return r.code !== 0 && r.stderr.includes('subnamespaceanchors.hnc.x-k8s.io') ? true : undefined;
-    },
-    'the webhooks to take effect',
-  );
+  await eventually(async () => {
+    const r = await kubectl(
+      cluster.kubeconfigPath,
+      ['create', '-f', '-', '--dry-run=server'],
+      JSON.stringify({
+        apiVersion: 'hnc.x-k8s.io/v1alpha2',
+        kind: 'SubnamespaceAnchor',
+        metadata: { name: 'probe', namespace: 'kube-system' },
+      }),
+    );
+    return r.code !== 0 && r.stderr.includes('subnamespaceanchors.hnc.x-k8s.io') ? true : undefined;
+  }, 'the webhooks to take effect');
 });
 afterAll(async () => {
   if (!stopped) await hnc?.stop();
@@ -35,7 +40,12 @@ afterAll(async () => {
 
 const denied = (webhook: string, message: string) => `admission webhook "${webhook}.hnc.x-k8s.io" denied the request: ${message}`;
 const apply = (kubeconfig: string, obj: unknown) => kubectl(kubeconfig, ['apply', '-f', '-'], JSON.stringify(obj));
-const hc = (ns: string, parent: string) => ({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchyConfiguration', metadata: { name: 'hierarchy', namespace: ns }, spec: { parent } });
+const hc = (ns: string, parent: string) => ({
+  apiVersion: 'hnc.x-k8s.io/v1alpha2',
+  kind: 'HierarchyConfiguration',
+  metadata: { name: 'hierarchy', namespace: ns },
+  spec: { parent },
+});
 const adminOf = (ns: string, user: string) =>
   cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
     metadata: { name: `${user}-admin` },
@@ -46,7 +56,9 @@ const adminOf = (ns: string, user: string) =>
 describe('webhooks', () => {
   it('labels new managed namespaces at once (mutator)', async () => {
     const name = TestCluster.uniqueName('mutated');
-    const created = await cluster.admin.create<{ metadata: { labels: Record<string, string> } }>('/api/v1/namespaces', { metadata: { name } });
+    const created = await cluster.admin.create<{ metadata: { labels: Record<string, string> } }>('/api/v1/namespaces', {
+      metadata: { name },
+    });
     expect(created.metadata.labels['hnc.x-k8s.io/included-namespace']).toBe('true');
     await cluster.admin.delete(`/api/v1/namespaces/${name}`);
   });
@@ -58,19 +70,43 @@ describe('webhooks', () => {
     await eventuallyEqual(() => treeDepths(cluster.admin, b), { [b]: 0, [a]: 1 }, 'b under a');
     const cycle = await apply(cluster.kubeconfigPath, hc(a, b));
     expect(cycle.code).toBe(1);
-    expect(cycle.stderr).toContain(denied('hierarchyconfigurations', `Operation cannot be fulfilled on hierarchyconfigurations.hnc.x-k8s.io "hierarchy": illegal parent: cycle when making "${b}" the parent of "${a}": current ancestry is ${b} -> ${a}`));
+    expect(cycle.stderr).toContain(
+      denied(
+        'hierarchyconfigurations',
+        `Operation cannot be fulfilled on hierarchyconfigurations.hnc.x-k8s.io "hierarchy": illegal parent: cycle when making "${b}" the parent of "${a}": current ancestry is ${b} -> ${a}`,
+      ),
+    );
     const excluded = await apply(cluster.kubeconfigPath, hc(a, 'kube-system'));
-    expect(excluded.stderr).toContain(denied('hierarchyconfigurations', 'hierarchyconfigurations.hnc.x-k8s.io "hierarchy" is forbidden: namespace "kube-system" is not managed by HNC (excluded by the HNC administrator) and cannot be set as the parent of another namespace'));
+    expect(excluded.stderr).toContain(
+      denied(
+        'hierarchyconfigurations',
+        'hierarchyconfigurations.hnc.x-k8s.io "hierarchy" is forbidden: namespace "kube-system" is not managed by HNC (excluded by the HNC administrator) and cannot be set as the parent of another namespace',
+      ),
+    );
   });
 
   it('refuses anchors in excluded namespaces and over existing namespaces', async () => {
     const parent = await cluster.namespace('anchors');
     const existing = await cluster.namespace('taken');
-    const anchor = (ns: string, name: string) => ({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'SubnamespaceAnchor', metadata: { name, namespace: ns } });
+    const anchor = (ns: string, name: string) => ({
+      apiVersion: 'hnc.x-k8s.io/v1alpha2',
+      kind: 'SubnamespaceAnchor',
+      metadata: { name, namespace: ns },
+    });
     const inExcluded = await apply(cluster.kubeconfigPath, anchor('kube-system', 'sub'));
-    expect(inExcluded.stderr).toContain(denied('subnamespaceanchors', 'subnamespaceanchors.hnc.x-k8s.io "kube-system" is forbidden: cannot create a subnamespace in the unmanaged namespace "kube-system" (excluded by the HNC administrator)'));
+    expect(inExcluded.stderr).toContain(
+      denied(
+        'subnamespaceanchors',
+        'subnamespaceanchors.hnc.x-k8s.io "kube-system" is forbidden: cannot create a subnamespace in the unmanaged namespace "kube-system" (excluded by the HNC administrator)',
+      ),
+    );
     const overExisting = await apply(cluster.kubeconfigPath, anchor(parent, existing));
-    expect(overExisting.stderr).toContain(denied('subnamespaceanchors', `Operation cannot be fulfilled on subnamespaceanchors.hnc.x-k8s.io "${existing}": cannot create a subnamespace using an existing namespace`));
+    expect(overExisting.stderr).toContain(
+      denied(
+        'subnamespaceanchors',
+        `Operation cannot be fulfilled on subnamespaceanchors.hnc.x-k8s.io "${existing}": cannot create a subnamespace using an existing namespace`,
+      ),
+    );
   });
 
   it('refuses deleting a namespace that holds subnamespaces unless cascading deletion is allowed', async () => {
@@ -81,12 +117,20 @@ describe('webhooks', () => {
     const refused = await kubectl(cluster.kubeconfigPath, ['delete', 'namespace', parent, '--wait=false']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(
-      denied('namespaces', `namespaces "${parent}" is forbidden: contains subnamespaces. Please remove all subnamespaces before deleting this namespace, or set 'allowCascadingDeletion' to delete them automatically`),
+      denied(
+        'namespaces',
+        `namespaces "${parent}" is forbidden: contains subnamespaces. Please remove all subnamespaces before deleting this namespace, or set 'allowCascadingDeletion' to delete them automatically`,
+      ),
     );
     const direct = await kubectl(cluster.kubeconfigPath, ['delete', 'namespace', sub, '--wait=false']);
-    expect(direct.stderr).toContain(`is a subnamespace. Please delete the anchor from the parent namespace ${parent} to delete the subnamespace`);
+    expect(direct.stderr).toContain(
+      `is a subnamespace. Please delete the anchor from the parent namespace ${parent} to delete the subnamespace`,
+    );
     expect((await kubectl(cluster.kubeconfigPath, ['hns', 'set', parent, '--allowCascadingDeletion'])).code).toBe(0);
-    await eventually(async () => ((await kubectl(cluster.kubeconfigPath, ['delete', 'namespace', parent, '--wait=false'])).code === 0 ? true : undefined), 'the deletion to be allowed');
+    await eventually(
+      async () => ((await kubectl(cluster.kubeconfigPath, ['delete', 'namespace', parent, '--wait=false'])).code === 0 ? true : undefined),
+      'the deletion to be allowed',
+    );
     await eventuallyEqual(() => namespaceExists(cluster.admin, sub), false, 'the subnamespace to go with its parent', 60_000);
   });
 
@@ -94,30 +138,68 @@ describe('webhooks', () => {
     const parent = await cluster.namespace('src');
     const child = await cluster.namespace('dst');
     await setParent(cluster.admin, child, parent);
-    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${parent}/roles`, { metadata: { name: 'reader' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] });
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${parent}/roles`, {
+      metadata: { name: 'reader' },
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }],
+    });
     await eventually(() => cluster.admin.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${child}/roles/reader`), 'the copy');
     const del = await kubectl(cluster.kubeconfigPath, ['delete', 'role', 'reader', '-n', child]);
-    expect(del.stderr).toContain(denied('objects', `roles.rbac.authorization.k8s.io "reader" is forbidden: cannot delete object propagated from namespace "${parent}"`));
+    expect(del.stderr).toContain(
+      denied(
+        'objects',
+        `roles.rbac.authorization.k8s.io "reader" is forbidden: cannot delete object propagated from namespace "${parent}"`,
+      ),
+    );
     const edit = await kubectl(cluster.kubeconfigPath, ['label', 'role', 'reader', '-n', child, 'mine=yes']);
     expect(edit.stderr).toContain(`cannot modify object propagated from namespace "${parent}"`);
-    const forged = await apply(cluster.kubeconfigPath, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'forged', namespace: child, labels: { 'hnc.x-k8s.io/inherited-from': parent } }, rules: [] });
+    const forged = await apply(cluster.kubeconfigPath, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'forged', namespace: child, labels: { 'hnc.x-k8s.io/inherited-from': parent } },
+      rules: [],
+    });
     expect(forged.stderr).toContain('cannot create objects with the label "hnc.x-k8s.io/inherited-from"');
     // The controller may: deleting the source removes the copy.
     await cluster.admin.delete(`/apis/rbac.authorization.k8s.io/v1/namespaces/${parent}/roles/reader`);
-    await eventuallyEqual(() => cluster.admin.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${child}/roles/reader`).then(() => true, () => false), false, 'the copy removed');
+    await eventuallyEqual(
+      () =>
+        cluster.admin.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${child}/roles/reader`).then(
+          () => true,
+          () => false,
+        ),
+      false,
+      'the copy removed',
+    );
   });
 
   it('refuses invalid selector annotations and two selectors at once', async () => {
     const ns = await cluster.namespace('sel');
-    const role = (annotations: Record<string, string>) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'r', namespace: ns, annotations }, rules: [] });
+    const role = (annotations: Record<string, string>) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'r', namespace: ns, annotations },
+      rules: [],
+    });
     const bad = await apply(cluster.kubeconfigPath, role({ 'propagate.hnc.x-k8s.io/treeSelect': 'Not_A_Namespace' }));
-    expect(bad.stderr).toContain(denied('objects', 'invalid HNC "propagate.hnc.x-k8s.io/treeSelect" value: "Not_A_Namespace" is not a valid namespace name'));
+    expect(bad.stderr).toContain(
+      denied('objects', 'invalid HNC "propagate.hnc.x-k8s.io/treeSelect" value: "Not_A_Namespace" is not a valid namespace name'),
+    );
     const two = await apply(cluster.kubeconfigPath, role({ 'propagate.hnc.x-k8s.io/none': 'true', 'propagate.hnc.x-k8s.io/all': 'true' }));
-    expect(two.stderr).toContain(denied('objects', 'cannot have more than one selector at the same time, but got multiple: propagate.hnc.x-k8s.io/none, propagate.hnc.x-k8s.io/all'));
+    expect(two.stderr).toContain(
+      denied(
+        'objects',
+        'cannot have more than one selector at the same time, but got multiple: propagate.hnc.x-k8s.io/none, propagate.hnc.x-k8s.io/all',
+      ),
+    );
   });
 
   it('refuses HNCConfigurations naming unknown or cluster-scoped resources or re-moding RBAC, and deleting config', async () => {
-    const config = (resources: unknown[]) => ({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HNCConfiguration', metadata: { name: 'config' }, spec: { resources } });
+    const config = (resources: unknown[]) => ({
+      apiVersion: 'hnc.x-k8s.io/v1alpha2',
+      kind: 'HNCConfiguration',
+      metadata: { name: 'config' },
+      spec: { resources },
+    });
     const unknown = await apply(cluster.kubeconfigPath, config([{ group: 'example.com', resource: 'widgets', mode: 'Propagate' }]));
     expect(unknown.stderr).toContain('HNCConfiguration.hnc.x-k8s.io "config" is invalid');
     expect(unknown.stderr).toContain('widgets');
@@ -126,7 +208,9 @@ describe('webhooks', () => {
     const rbac = await apply(cluster.kubeconfigPath, config([{ group: 'rbac.authorization.k8s.io', resource: 'roles', mode: 'Ignore' }]));
     expect(rbac.stderr).toContain("always uses the 'Propagate' mode and cannot be configured");
     const del = await kubectl(cluster.kubeconfigPath, ['delete', 'hncconfiguration', 'config']);
-    expect(del.stderr).toContain(denied('hncconfigurations', "hncconfigurations.hnc.x-k8s.io \"config\" is forbidden: deleting the 'config' object is forbidden"));
+    expect(del.stderr).toContain(
+      denied('hncconfigurations', 'hncconfigurations.hnc.x-k8s.io "config" is forbidden: deleting the \'config\' object is forbidden'),
+    );
   });
 
   it('checks permissions: a team lead can move her namespace only under a parent she administers, and cannot pull one out of a tree owned by someone else', async () => {
@@ -150,9 +234,14 @@ describe('webhooks', () => {
   });
 
   it('keeps the objects webhook to the propagated kinds and included namespaces', async () => {
-    const vwc = await cluster.admin.get<{ webhooks: Array<{ name: string; rules?: Array<{ apiGroups: string[]; resources: string[] }>; namespaceSelector?: unknown; failurePolicy: string }> }>(
-      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hnc-validating-webhook-configuration',
-    );
+    const vwc = await cluster.admin.get<{
+      webhooks: Array<{
+        name: string;
+        rules?: Array<{ apiGroups: string[]; resources: string[] }>;
+        namespaceSelector?: unknown;
+        failurePolicy: string;
+      }>;
+    }>('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hnc-validating-webhook-configuration');
     const objects = vwc.webhooks.find((w) => w.name === 'objects.hnc.x-k8s.io')!;
     expect(objects.rules?.map((r) => [r.apiGroups, r.resources])).toEqual([[['rbac.authorization.k8s.io'], ['rolebindings', 'roles']]]);
     expect(objects.namespaceSelector).toEqual({ matchLabels: { 'hnc.x-k8s.io/included-namespace': 'true' } });
@@ -163,7 +252,13 @@ describe('webhooks', () => {
   it('keeps its serving certificate in a Secret and renews it before expiry, keeping the CA', async () => {
     const client = await KubeClient.fromKubeconfig((await mintUser(inject('stateDir'), MANAGER_USER, MANAGER_GROUPS)).kubeconfigPath);
     // The running HNC's own Secret (its RBAC allows no other), with the names it was issued for.
-    const certs = new InternalCertificates({ client, namespace: 'hnc-system', dnsNames: ['hnc-webhook-service.hnc-system.svc', 'hnc-webhook-service.hnc-system.svc.cluster.local'], ips: ['127.0.0.1'], logger: createLogger({ level: 'silent' }) });
+    const certs = new InternalCertificates({
+      client,
+      namespace: 'hnc-system',
+      dnsNames: ['hnc-webhook-service.hnc-system.svc', 'hnc-webhook-service.hnc-system.svc.cluster.local'],
+      ips: ['127.0.0.1'],
+      logger: createLogger({ level: 'silent' }),
+    });
     const first = await certs.ensure();
     expect(await certs.ensure()).toEqual(first); // fresh: nothing changes
     const later = await certs.ensure(Date.now() + 340 * 24 * 3600 * 1000); // within 30 days of expiry

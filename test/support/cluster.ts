@@ -102,10 +102,14 @@ export function kubectl(kubeconfigPath: string, args: string[], input?: string):
 export async function eventuallyEqual<T>(read: () => Promise<T>, expected: T, what: string, timeoutMs = 30_000): Promise<void> {
   let last: T | undefined;
   try {
-    await eventually(async () => {
-      last = await read();
-      return isDeepStrictEqual(last, expected) ? true : undefined;
-    }, what, timeoutMs);
+    await eventually(
+      async () => {
+        last = await read();
+        return isDeepStrictEqual(last, expected) ? true : undefined;
+      },
+      what,
+      timeoutMs,
+    );
   } catch {
     throw new Error(`timed out waiting for ${what}: expected ${JSON.stringify(expected)}, last saw ${JSON.stringify(last)}`);
   }

@@ -6,13 +6,23 @@ import { hierarchyPath } from '../../controller/hierarchy/reconciler.js';
 import { anchorPath } from '../../controller/anchors/reconciler.js';
 
 export async function getHierarchy(client: KubeClient, ns: string): Promise<HierarchyConfiguration | undefined> {
-  return client.get<HierarchyConfiguration>(hierarchyPath(ns, Singleton.hierarchy)).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
+  return client
+    .get<HierarchyConfiguration>(hierarchyPath(ns, Singleton.hierarchy))
+    .catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
 }
 
 /** Edits a namespace's HierarchyConfiguration (creating it if absent), as a user would. */
-export async function editHierarchy(client: KubeClient, ns: string, edit: (spec: NonNullable<HierarchyConfiguration['spec']>) => void): Promise<void> {
+export async function editHierarchy(
+  client: KubeClient,
+  ns: string,
+  edit: (spec: NonNullable<HierarchyConfiguration['spec']>) => void,
+): Promise<void> {
   for (;;) {
-    const hc = (await getHierarchy(client, ns)) ?? { apiVersion: API_VERSION, kind: Kind.HierarchyConfiguration, metadata: { name: Singleton.hierarchy, namespace: ns } };
+    const hc = (await getHierarchy(client, ns)) ?? {
+      apiVersion: API_VERSION,
+      kind: Kind.HierarchyConfiguration,
+      metadata: { name: Singleton.hierarchy, namespace: ns },
+    };
     hc.spec = hc.spec ?? {};
     edit(hc.spec);
     try {
@@ -32,8 +42,18 @@ export const setParent = (client: KubeClient, ns: string, parent: string | undef
     else delete spec.parent;
   });
 
-export async function createAnchor(client: KubeClient, parent: string, child: string, spec: SubnamespaceAnchor['spec'] = {}): Promise<void> {
-  await client.create(anchorPath(parent, '').replace(/\/$/, ''), { apiVersion: API_VERSION, kind: Kind.SubnamespaceAnchor, metadata: { name: child, namespace: parent }, spec });
+export async function createAnchor(
+  client: KubeClient,
+  parent: string,
+  child: string,
+  spec: SubnamespaceAnchor['spec'] = {},
+): Promise<void> {
+  await client.create(anchorPath(parent, '').replace(/\/$/, ''), {
+    apiVersion: API_VERSION,
+    kind: Kind.SubnamespaceAnchor,
+    metadata: { name: child, namespace: parent },
+    spec,
+  });
 }
 
 export async function getAnchor(client: KubeClient, parent: string, child: string): Promise<SubnamespaceAnchor | undefined> {
@@ -41,7 +61,9 @@ export async function getAnchor(client: KubeClient, parent: string, child: strin
 }
 
 export async function namespaceLabels(client: KubeClient, ns: string): Promise<Record<string, string> | undefined> {
-  const obj = await client.get<{ metadata: { labels?: Record<string, string> } }>(`/api/v1/namespaces/${ns}`).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
+  const obj = await client
+    .get<{ metadata: { labels?: Record<string, string> } }>(`/api/v1/namespaces/${ns}`)
+    .catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
   return obj?.metadata.labels;
 }
 

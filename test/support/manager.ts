@@ -45,7 +45,10 @@ export async function startHncWithWebhooks(name: string, policy: PolicyOptions =
 /** Removes HNC's webhook configurations (left behind when an HNC process stops). */
 export async function removeWebhookConfigurations(): Promise<void> {
   const admin = await KubeClient.fromKubeconfig(inject('kubeconfig'));
-  for (const kind of ['validatingwebhookconfigurations/hnc-validating-webhook-configuration', 'mutatingwebhookconfigurations/hnc-mutating-webhook-configuration']) {
+  for (const kind of [
+    'validatingwebhookconfigurations/hnc-validating-webhook-configuration',
+    'mutatingwebhookconfigurations/hnc-mutating-webhook-configuration',
+  ]) {
     await admin.delete(`/apis/admissionregistration.k8s.io/v1/${kind}`).catch(() => undefined);
   }
 }
