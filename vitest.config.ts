@@ -16,6 +16,8 @@ export default defineConfig({
             'deploy/**/*.test.ts',
             'scripts/**/*.test.ts',
             'cmd/**/*.test.ts',
+            // The layering lint's own test (probe sources).
+            'eslint.config.test.ts',
           ],
         },
       },

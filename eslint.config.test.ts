@@ -1,0 +1,104 @@
+// The layering rules of eslint.config.js, proved on probe sources: each forbidden import is
+// reported, and the allowed ones next to it are not (docs/architecture.md, "Layers").
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+// Probe files do not exist, so the type-aware rules (which need the TypeScript project) are off.
+const eslint = new ESLint({
+  cwd: import.meta.dirname,
+  overrideConfig: {
+    languageOptions: { parserOptions: { projectService: false } },
+    rules: { '@typescript-eslint/no-floating-promises': 'off', '@typescript-eslint/no-misused-promises': 'off' },
+  },
+});
+
+async function restricted(filePath: string, specifier: string): Promise<string[]> {
+  const [result] = await eslint.lintText(`import '${specifier}';\n`, { filePath });
+  const fatal = result!.messages.find((m) => m.fatal);
+  if (fatal) throw new Error(`${filePath}: ${fatal.message}`);
+  return result!.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+}
+
+const forbidden: [file: string, imports: string[]][] = [
+  [
+    'core/forest/probe.ts',
+    [
+      '../../controller/manager.js',
+      '../../webhooks/index.js',
+      '../../kubectl-plugin/main.js',
+      '../../kube/client.js',
+      '../../cmd/manager.js',
+      '../../test/support/cluster.js',
+      '../../bench/util.js',
+      '../../local-cluster/index.js',
+      'node:fs',
+      'node:fs/promises',
+      'node:http',
+      'pino',
+      '@kubernetes/client-node',
+    ],
+  ],
+  ['core/probe.ts', ['../controller/manager.js', '../kube/client.js']],
+  ['core/forest/deep/deeper/probe.ts', ['../../../../controller/manager.js']],
+  ['core/forest/probe.test.ts', ['../../controller/manager.js', '../../kube/writer.js', '../../test/support/cluster.js']],
+  [
+    'kube/watch/probe.ts',
+    [
+      '../../controller/manager.js',
+      '../../webhooks/index.js',
+      '../../kubectl-plugin/main.js',
+      '../../cmd/flags.js',
+      '../../test/support/cluster.js',
+      '../../local-cluster/index.js',
+    ],
+  ],
+  ['kube/probe.test.ts', ['../test/support/cluster.js', '../local-cluster/index.js']],
+  [
+    'controller/objects/probe.ts',
+    [
+      '../../webhooks/index.js',
+      '../../kubectl-plugin/main.js',
+      '../../cmd/flags.js',
+      '../../test/support/manager.js',
+      '../../bench/util.js',
+      '../../local-cluster/index.js',
+    ],
+  ],
+  [
+    'webhooks/probe.ts',
+    ['../controller/manager.js', '../kubectl-plugin/main.js', '../test/support/cluster.js', '../local-cluster/index.js'],
+  ],
+  ['kubectl-plugin/commands/probe.ts', ['../../controller/manager.js', '../../webhooks/index.js', '../../test/support/cluster.js']],
+  ['cmd/manager.ts', ['../local-cluster/index.js', '../test/support/cluster.js', '../bench/util.js']],
+  ['cmd/hnc.ts', ['../local-cluster/index.js']],
+  ['cmd/start.ts', ['../test/support/cluster.js']],
+  ['local-cluster/probe.ts', ['../test/support/cluster.js', '../controller/manager.js', '../cmd/flags.js']],
+  ['deploy/probe.test.ts', ['../local-cluster/index.js']],
+];
+
+const allowed: [file: string, imports: string[]][] = [
+  ['core/forest/probe.ts', ['../api/constants.js', '../../core/util/equal.js', 'yaml']],
+  ['core/forest/probe.test.ts', ['node:fs', 'vitest']],
+  ['kube/watch/probe.ts', ['../../core/api/constants.js', '../client.js', 'pino', 'node:https']],
+  ['controller/objects/probe.ts', ['../../kube/writer.js', '../../core/propagation/decide.js', '../manager.js']],
+  ['webhooks/probe.ts', ['../kube/client.js', '../core/validation/decision.js']],
+  ['cmd/manager.ts', ['../controller/manager.js', '../webhooks/index.js', './flags.js']],
+  ['cmd/start.ts', ['../local-cluster/index.js', './hnc.js']],
+  ['local-cluster/probe.ts', ['../kube/client.js', '../core/api/constants.js']],
+  ['test/support/probe.ts', ['../../local-cluster/index.js', '../../controller/manager.js']],
+  ['bench/probe.ts', ['../local-cluster/index.js', '../test/support/cluster.js']],
+];
+
+describe('layering lint (eslint.config.js)', () => {
+  for (const [file, imports] of forbidden)
+    for (const specifier of imports)
+      it(`reports ${file} importing ${specifier}`, async () => {
+        expect(await restricted(file, specifier)).toHaveLength(1);
+      });
+
+  for (const [file, imports] of allowed)
+    for (const specifier of imports)
+      it(`allows ${file} importing ${specifier}`, async () => {
+        expect(await restricted(file, specifier)).toEqual([]);
+      });
+});
