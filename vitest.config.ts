@@ -16,6 +16,7 @@ export default defineConfig({
             'deploy/**/*.test.ts',
             'scripts/**/*.test.ts',
             'cmd/**/*.test.ts',
+            'docs/**/*.test.ts',
             // The layering lint's own test (probe sources).
             'eslint.config.test.ts',
           ],

@@ -1,4 +1,4 @@
-// The manager's command-line flags, named as HNC's (reference §11.1) so its manifests keep working,
+// The manager's command-line flags, named as HNC's (docs/behaviour.md §9.1) so its manifests keep working,
 // plus hnc-ts's own (marked).
 import { parseArgs } from 'node:util';
 import { DEFAULT_EXCLUDED_NAMESPACES, DEFAULT_HNC_NAMESPACE, DEFAULT_NOPROPAGATION_LABEL } from '../core/api/constants.js';

@@ -1,5 +1,5 @@
-// HncApi over the project's KubeClient. Loaded lazily (it pulls in @kubernetes/client-node), so
-// `--help` and argument errors never pay for it.
+// HncApi over the project's KubeClient (kube/client.ts). Loaded lazily with connection.ts, which
+// may pull in @kubernetes/client-node, so `--help` and argument errors never pay for either.
 import { ApiError, type KubeClient, type RequestOptions } from '../kube/client.js';
 import { API_VERSION, Plural, Singleton } from '../core/api/index.js';
 import type {

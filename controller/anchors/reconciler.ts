@@ -1,5 +1,5 @@
 // Reconciles one SubnamespaceAnchor: creates its subnamespace, reports its state, and on
-// deletion removes the subnamespace before letting the anchor go (reference §6).
+// deletion removes the subnamespace before letting the anchor go (docs/behaviour.md §4).
 import { AnchorState, Finalizer, GROUP, Plural, VERSION } from '../../core/api/constants.js';
 import type { SubnamespaceAnchor } from '../../core/api/types.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';

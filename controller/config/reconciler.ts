@@ -1,4 +1,4 @@
-// The HNCConfiguration reconciler (reference §7): keeps the singleton `config`, resolves its types
+// The HNCConfiguration reconciler (docs/behaviour.md §6): keeps the singleton `config`, resolves its types
 // through discovery, runs one propagator per type (started, re-moded and stopped without a
 // restart), and reports status. Status is written only when it changes.
 import { API_VERSION, GROUP, Kind, Plural, Singleton, VERSION } from '../../core/api/constants.js';

@@ -79,7 +79,7 @@ export function treeLabelNamespace(key: string): string | undefined {
 
 export const PROPAGATE_PREFIX = `propagate.${GROUP}` as const;
 
-/** Annotations on source objects that restrict or widen propagation (reference §5.4). */
+/** Annotations on source objects that restrict or widen propagation (docs/behaviour.md §5.4). */
 export const SelectorAnnotation = {
   select: `${PROPAGATE_PREFIX}/select`,
   treeSelect: `${PROPAGATE_PREFIX}/treeSelect`,
@@ -140,7 +140,7 @@ export type ClusterReason = (typeof ClusterReason)[keyof typeof ClusterReason];
 /**
  * The fixed (type → reasons) table the cluster summary and the namespace_conditions metric walk.
  * Kept as HNC has it: the IllegalManaged* reasons sit under ActivitiesHalted although they are
- * emitted as BadConfiguration, so they never show in the summary (reference §3.3, §14).
+ * emitted as BadConfiguration, so they never show in the summary (docs/behaviour.md §2.3).
  */
 export const NAMESPACE_CONDITION_SUMMARY = {
   [ConditionType.ActivitiesHalted]: [
@@ -212,7 +212,7 @@ export const DEFAULT_EXCLUDED_NAMESPACES = ['kube-system', 'kube-public', 'kube-
 /** Default `--nopropagation-label` of the shipped manifests (Rancher's objects). */
 export const DEFAULT_NOPROPAGATION_LABEL = { key: 'cattle.io/creator', value: 'norman' } as const;
 
-/** Built-in exclusions: objects never propagated whatever the selectors say (reference §5.5). */
+/** Built-in exclusions: objects never propagated whatever the selectors say (docs/behaviour.md §5.5). */
 export const SECRET_TYPE_SA_TOKEN = 'kubernetes.io/service-account-token';
 export const SECRET_TYPE_HELM_RELEASE = 'helm.sh/release.v1';
 export const UNPROPAGATED_CONFIGMAPS = ['istio-ca-root-cert', 'kube-root-ca.crt'] as const;
@@ -227,7 +227,7 @@ export const WebhookConfiguration = {
 
 export const WEBHOOK_SERVICE = 'hnc-webhook-service';
 
-/** Webhook names and their serving paths (reference §9.1). */
+/** Webhook names and their serving paths (docs/behaviour.md §7.1). */
 export const Webhook = {
   namespaceMutator: { name: `namespacelabel.${GROUP}`, path: '/mutate-namespace' },
   namespaces: { name: `namespaces.${GROUP}`, path: '/validate-v1-namespace' },

@@ -1,4 +1,4 @@
-// HNCConfiguration (reference §7, §3.3): which types to handle in which mode, the conditions about
+// HNCConfiguration (docs/behaviour.md §6, §2.3): which types to handle in which mode, the conditions about
 // the spec, and the status to report. Pure: discovery is a function the caller supplies.
 import { ClusterReason, ConditionType, ENFORCED_TYPES, NAMESPACE_CONDITION_SUMMARY, PropagationMode } from '../api/constants.js';
 import { effectiveMode, type Condition, type HNCConfiguration, type HNCConfigurationStatus, type ResourceStatus } from '../api/types.js';
@@ -71,7 +71,7 @@ export function resolveConfig(config: HNCConfiguration | undefined, resolve: Res
   return { types, conditions };
 }
 
-/** The NamespaceCondition summaries over every namespace (§3.3), from HNC's fixed table. */
+/** The NamespaceCondition summaries over every namespace (docs/behaviour.md §2.3), from HNC's fixed table. */
 export function namespaceConditionSummary(h: Hierarchy): NamespaceCondition[] {
   const byReason = new Map<string, string[]>();
   for (const ns of h.namespaceNames()) {

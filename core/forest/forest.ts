@@ -1,9 +1,12 @@
-// The in-memory namespace forest: who is whose parent. Pure and synchronous; the controller and
-// the webhooks serialize access to one instance.
+// The in-memory namespace forest: who is whose parent. Pure and synchronous. The hierarchy model
+// (core/hierarchy/hierarchy.ts) owns the one instance and changes it from watch events; reconcilers
+// and webhooks only read it, and Node runs one handler at a time, so no lock is needed
+// (docs/architecture.md).
 //
-// Model (see docs/hnc-reference.md §0, §4.3):
-// * Every namespace the forest knows is a node. A node *exists* once the HC reconciler has seen
-//   the Namespace (`ensure`), and stops existing when it is gone (`remove`).
+// Model (docs/behaviour.md §3.2):
+// * Every namespace the forest knows is a node. A node *exists* once the hierarchy model has seen
+//   the managed Namespace in the cache (`ensure`), and stops existing when it is gone or no longer
+//   managed (`remove`).
 // * A namespace named as a parent but not existing is *missing*. It stays a node only while some
 //   child still points at it, so the child can report ParentMissing and heal when it reappears.
 //   Only existing namespaces have a parent, so a missing namespace is always at the top of a chain.
@@ -15,7 +18,7 @@
 import { Graph } from '@dagrejs/graphlib';
 import { treeLabel } from '../api/constants.js';
 
-/** What the forest knows about one namespace. Later reconcilers add their per-namespace state here. */
+/** What the forest knows about one namespace; the hierarchy model keeps the rest of its facts. */
 export interface NamespaceNode {
   readonly name: string;
   /** False for a namespace only known as somebody's parent (deleted, or not reconciled yet). */
@@ -26,7 +29,7 @@ interface MutableNode extends NamespaceNode {
   exists: boolean;
 }
 
-/** What `setParent` changed; enough for the caller to decide what to re-reconcile (§4.3). */
+/** What `setParent` changed; enough for the caller to decide what to re-reconcile (docs/behaviour.md §3.2). */
 export interface ParentChange {
   readonly ns: string;
   readonly oldParent: string | undefined;
@@ -51,7 +54,7 @@ export interface Removal {
   readonly formerCycle: readonly string[] | undefined;
 }
 
-/** Hooks for halting reasons the forest cannot see by itself (tree labels, §4.5). */
+/** Hooks for halting reasons the forest cannot see by itself (tree labels, docs/behaviour.md §3.4). */
 export interface TreeLabelOptions {
   /** Namespaces halted for reasons other than a cycle or a missing parent (e.g. DeletingCRD). */
   isHalted?: (ns: string) => boolean;
@@ -166,7 +169,7 @@ export class Forest {
 
   /**
    * Marks `ns` as gone and detaches it from its parent. Its children keep pointing at it, so they
-   * can report ParentMissing until it returns or they get another parent (§4.3).
+   * can report ParentMissing until it returns or they get another parent (docs/behaviour.md §3.2).
    */
   remove(ns: string): Removal {
     const n = this.mutableNode(ns);
@@ -338,7 +341,7 @@ export class Forest {
   // ---- tree labels ------------------------------------------------------------------------
 
   /**
-   * The tree labels `ns` should carry (§4.5): `<anc>.tree.hnc.x-k8s.io/depth` -> distance, from
+   * The tree labels `ns` should carry (docs/behaviour.md §3.4): `<anc>.tree.hnc.x-k8s.io/depth` -> distance, from
    * "0" for itself upwards. The walk stops after the first halted namespace, so a cycle member or
    * an orphan carries only its own label, a namespace below one also carries that halted
    * ancestor's label, and a missing namespace never appears. Tree labels never express a cycle.

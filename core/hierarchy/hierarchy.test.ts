@@ -73,7 +73,7 @@ describe('the hierarchy DSL', () => {
   });
 });
 
-describe('tree labels (§4.5)', () => {
+describe('tree labels (docs/behaviour.md §3.4)', () => {
   it('gives each namespace one label per ancestor, itself at depth 0', () => {
     const h = hierarchy('a -> b -> c');
     expect(labelsOf(h, 'c')).toEqual({
@@ -119,7 +119,7 @@ describe('tree labels (§4.5)', () => {
   });
 });
 
-describe('ParentMissing and AncestorHaltActivities (§3.1, §4.3)', () => {
+describe('ParentMissing and AncestorHaltActivities (docs/behaviour.md §2.1, §3.2)', () => {
   it('halts an orphan and pauses its descendants', () => {
     const h = hierarchy('gone? -> b -> c -> d');
     expect(h.ownConditions('b')).toEqual([halted('ParentMissing', 'Parent "gone" does not exist')]);
@@ -208,7 +208,7 @@ describe('ParentMissing and AncestorHaltActivities (§3.1, §4.3)', () => {
   });
 });
 
-describe('IllegalParent (§3.1, §4.1)', () => {
+describe('IllegalParent (docs/behaviour.md §2.1, §3.1)', () => {
   it('halts a namespace whose parent is excluded, and pauses its descendants', () => {
     const h = hierarchy('kube-system -> a -> b');
     expect(h.ownConditions('a')).toEqual([halted('IllegalParent', 'Parent "kube-system" is an unmanaged namespace')]);
@@ -229,7 +229,7 @@ describe('IllegalParent (§3.1, §4.1)', () => {
   });
 });
 
-describe('InCycle (§3.1, §4.3)', () => {
+describe('InCycle (docs/behaviour.md §2.1, §3.2)', () => {
   const cycle = halted('InCycle', 'Namespace is a member of the cycle: a <- b <- c <- a');
 
   it('halts every member with the same cycle text, and pauses what hangs below', () => {
@@ -272,7 +272,7 @@ describe('InCycle (§3.1, §4.3)', () => {
   });
 });
 
-describe('DeletingCRD (§3.1, §4.9)', () => {
+describe('DeletingCRD (docs/behaviour.md §2.1, §3.7)', () => {
   const deleting = halted('DeletingCRD', 'The HierarchyConfiguration CRD is being deleted; all propagation is disabled.');
 
   it('halts namespaces whose HC is absent or being deleted while the HC CRD is deleted', () => {
@@ -305,7 +305,7 @@ describe('DeletingCRD (§3.1, §4.9)', () => {
   });
 });
 
-describe('subnamespaces (§6)', () => {
+describe('subnamespaces (docs/behaviour.md §4)', () => {
   it('takes the parent from the subnamespace-of annotation, whatever the HC says', () => {
     const h = hierarchy('a -> b, x', { subns: ['b'] });
     updateHierarchy(h, 'b', { parent: 'x' });
@@ -367,7 +367,7 @@ describe('subnamespaces (§6)', () => {
   });
 });
 
-describe('managed labels and annotations (§4.6)', () => {
+describe('managed labels and annotations (docs/behaviour.md §3.5)', () => {
   const policy = { managedLabels: ['team', 'env'], managedAnnotations: ['note'] };
 
   it('inherits managed labels and annotations down the tree, the ancestor winning', () => {
@@ -440,7 +440,7 @@ describe('managed labels and annotations (§4.6)', () => {
   });
 });
 
-describe('external namespaces (§4.7)', () => {
+describe('external namespaces (docs/behaviour.md §3.6)', () => {
   const policy = { managedLabels: ['team'] };
   const EXTERNAL = { 'hnc.x-k8s.io/managed-by': 'argocd' };
   const extLabels = { ...tree({ ext: 0, org: 1 }), team: 'platform', app: 'x' };

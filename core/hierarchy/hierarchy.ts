@@ -143,7 +143,7 @@ export class Hierarchy {
     return affected;
   }
 
-  /** Whether the HNC CRDs are being deleted (uninstall, reference §4.9). */
+  /** Whether the HNC CRDs are being deleted (uninstall, docs/behaviour.md §3.7). */
   setCrdsDeleting(state: { hierarchy: boolean; anchor: boolean }): Affected {
     this.changed();
     const affected = emptyAffected();
@@ -211,7 +211,7 @@ export class Hierarchy {
     return this.policy.isManaged(ns);
   }
 
-  /** A namespace another tool manages (`hnc.x-k8s.io/managed-by`, §4.7). */
+  /** A namespace another tool manages (`hnc.x-k8s.io/managed-by`, docs/behaviour.md §3.6). */
   isExternal(ns: string): boolean {
     const v = this.namespaces.get(ns)?.annotations[Annotation.managedBy];
     return v !== undefined && v !== '' && v !== MANAGED_BY_VALUE;
@@ -230,7 +230,7 @@ export class Hierarchy {
     return this.subnamespaceOf(ns) ?? (this.hierarchies.get(ns)?.parent || undefined);
   }
 
-  // ---- conditions (§3.1) ----------------------------------------------------------------------
+  // ---- conditions (docs/behaviour.md §2.1) ------------------------------------------------------
 
   /** The namespace's own conditions, one per type, in HNC's order (a later one of a type wins). */
   ownConditions(ns: string): readonly NamespaceCondition[] {
@@ -298,13 +298,13 @@ export class Hierarchy {
     return this.memo('halted-or-below', ns, () => this.isHalted(ns) || this.haltedAncestor(ns) !== undefined);
   }
 
-  /** Cascading deletion is allowed if the namespace or any ancestor allows it (§6.3). */
+  /** Cascading deletion is allowed if the namespace or any ancestor allows it (docs/behaviour.md §4.3). */
   allowsCascadingDeletion(ns: string): boolean {
     const chain = this.forest.has(ns) ? this.forest.ancestry(ns) : [ns];
     return chain.some((n) => this.hierarchies.get(n)?.allowCascadingDeletion === true);
   }
 
-  // ---- managed labels and annotations (§4.6) -----------------------------------------------------
+  // ---- managed labels and annotations (docs/behaviour.md §3.5) ----------------------------------
 
   /** The managed labels or annotations a namespace itself provides (legal keys only). */
   ownManaged(ns: string, kind: 'labels' | 'annotations'): Record<string, string> {
@@ -333,7 +333,7 @@ export class Hierarchy {
 
   /**
    * The namespaces whose tree and managed labels `ns` carries: itself, then upwards, ending after
-   * the first halted or external namespace (§4.5).
+   * the first halted or external namespace (docs/behaviour.md §3.4).
    */
   labelChain(ns: string): string[] {
     const chain: string[] = [];

@@ -57,7 +57,7 @@ const cond = (type: string, reason: string, message: string, lastTransitionTime:
 });
 const parentMissing = (p: string, at: string) => cond('ActivitiesHalted', 'ParentMissing', `Parent "${p}" does not exist`, at);
 
-describe('planHierarchy (§1.2, §4.2, §4.8)', () => {
+describe('planHierarchy (docs/behaviour.md §1.7, §3.3)', () => {
   it('writes no object for a plain root leaf', () => {
     const h = hierarchy('a');
     expect(planHierarchy(h, 'a', undefined, NOW)).toEqual({ action: 'none' });
@@ -279,7 +279,7 @@ describe('planHierarchy (§1.2, §4.2, §4.8)', () => {
   });
 });
 
-describe('desiredNamespaceMetadata and metadataPatch (§4.1, §4.5-§4.7)', () => {
+describe('desiredNamespaceMetadata and metadataPatch (docs/behaviour.md §3.1, §3.4-§3.6)', () => {
   it('removes only the included-namespace label from an unmanaged namespace', () => {
     const h = hierarchy('kube-system');
     const current = { labels: { ...INCLUDED, ...tree({ x: 1 }), team: 'a' }, annotations: { [SUBNS_OF]: 'x' } };
@@ -325,7 +325,7 @@ describe('desiredNamespaceMetadata and metadataPatch (§4.1, §4.5-§4.7)', () =
   });
 });
 
-describe('planAnchor (§6)', () => {
+describe('planAnchor (docs/behaviour.md §4)', () => {
   const policy = { managedLabels: ['team', 'env'], managedAnnotations: ['note'] };
 
   /** Creates the subnamespace an anchor asks for, as the anchor reconciler would. */

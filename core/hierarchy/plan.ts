@@ -28,12 +28,12 @@ export interface MetadataPatch {
   annotations?: Record<string, string | null>;
 }
 
-/** HNC stamps ancestor-derived conditions with the epoch (reference §3.1). */
+/** HNC stamps ancestor-derived conditions with the epoch (docs/behaviour.md §2.1). */
 export const EPOCH = '1970-01-01T00:00:00Z';
 
 // ---- namespaces --------------------------------------------------------------------------------
 
-/** The labels and annotations a namespace should have, given what it has now (§4.1, §4.5-§4.7). */
+/** The labels and annotations a namespace should have, given what it has now (docs/behaviour.md §3.1, §3.4-§3.6). */
 export function desiredNamespaceMetadata(h: Hierarchy, ns: string, current: Metadata): Metadata {
   const labels = { ...current.labels };
   const annotations = { ...current.annotations };
@@ -88,19 +88,19 @@ export function planHierarchy(h: Hierarchy, ns: string, current: HierarchyConfig
   const status = { ...(base.status ?? {}) };
 
   if (!h.isManaged(ns)) {
-    // Unmanaged: release the finalizer and forget children; the object itself is left (§4.1).
+    // Unmanaged: release the finalizer and forget children; the object itself is left (docs/behaviour.md §3.1).
     finalizers.delete(Finalizer.hasSubnamespace);
     delete status.children;
   } else {
     if (current?.metadata.deletionTimestamp) {
-      // Being deleted by a user: let it go unless the namespace itself is going and needs it (§4.4, §4.8).
-      // Its status is still synced below, as HNC does: that is where DeletingCRD shows (§4.9).
+      // Being deleted by a user: let it go unless the namespace itself is going and needs it (docs/behaviour.md §3.3, §1.7).
+      // Its status is still synced below, as HNC does: that is where DeletingCRD shows (docs/behaviour.md §3.7).
       if (!facts.deleting || h.anchorsIn(ns).length === 0) finalizers.delete(Finalizer.hasSubnamespace);
     } else if (h.anchorsIn(ns).length > 0 && !h.hierarchyCrdDeleting) finalizers.add(Finalizer.hasSubnamespace);
     else finalizers.delete(Finalizer.hasSubnamespace);
     const subnsOf = h.subnamespaceOf(ns);
     if (subnsOf) {
-      // A subnamespace's parent and managed metadata come from its anchor (§6.1).
+      // A subnamespace's parent and managed metadata come from its anchor (docs/behaviour.md §4.1).
       spec.parent = subnsOf;
       const anchor = h.anchor(subnsOf, ns);
       if (anchor) {
@@ -136,7 +136,7 @@ export function planHierarchy(h: Hierarchy, ns: string, current: HierarchyConfig
   return same ? { action: 'none' } : { action: 'update', object: desired };
 }
 
-/** All conditions a namespace reports: AncestorHaltActivities first, then its own (§3.1). */
+/** All conditions a namespace reports: AncestorHaltActivities first, then its own (docs/behaviour.md §2.1). */
 export function namespaceConditions(h: Hierarchy, ns: string): NamespaceCondition[] {
   const own = h.ownConditions(ns);
   const haltedAncestor = own.some((c) => c.type === ConditionType.ActivitiesHalted) ? undefined : h.haltedAncestor(ns);
@@ -175,7 +175,7 @@ export interface AnchorPlan {
   deleteNamespace: boolean;
 }
 
-/** What the anchor `parent/child` should look like and do (§6). */
+/** What the anchor `parent/child` should look like and do (docs/behaviour.md §4). */
 export function planAnchor(h: Hierarchy, parent: string, child: string): AnchorPlan {
   const anchor = h.anchor(parent, child);
   const none: AnchorPlan = { state: undefined, finalizer: false, deleteNamespace: false };
@@ -183,7 +183,7 @@ export function planAnchor(h: Hierarchy, parent: string, child: string): AnchorP
   if (!h.isManaged(child)) return { ...none, state: AnchorState.Forbidden };
   const ns = h.namespace(child);
   const state = !ns ? AnchorState.Missing : ns.annotations[Annotation.subnamespaceOf] !== parent ? AnchorState.Conflict : AnchorState.Ok;
-  // Uninstalling: finalize without cascading any deletion (§4.9).
+  // Uninstalling: finalize without cascading any deletion (docs/behaviour.md §3.7).
   if (h.anchorCrdDeleting) return { ...none, state };
   if (!anchor.deleting) {
     return {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HierarchyPolicy, PolicyError } from './policy.js';
 
-describe('HierarchyPolicy: managed namespaces (§4.1)', () => {
+describe('HierarchyPolicy: managed namespaces (docs/behaviour.md §3.1)', () => {
   it('by default manages everything but the kube-* system namespaces and hnc-system', () => {
     const p = new HierarchyPolicy();
     for (const ns of ['default', 'a', 'team-kube-system']) expect(p.isManaged(ns)).toBe(true);
@@ -62,7 +62,7 @@ describe('HierarchyPolicy: managed namespaces (§4.1)', () => {
   });
 });
 
-describe('HierarchyPolicy: managed labels and annotations (§4.6)', () => {
+describe('HierarchyPolicy: managed labels and annotations (docs/behaviour.md §3.5)', () => {
   it('manages no label or annotation by default', () => {
     const p = new HierarchyPolicy();
     expect(p.isManagedLabel('team')).toBe(false);

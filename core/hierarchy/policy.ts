@@ -1,5 +1,5 @@
 // Which namespaces HNC manages, and which namespace labels and annotations it manages
-// (reference §4.1, §4.6; manager flags --excluded-namespace, --included-namespace-regex,
+// (docs/behaviour.md §3.1, §3.5; manager flags --excluded-namespace, --included-namespace-regex,
 // --managed-namespace-label, --managed-namespace-annotation).
 import { DEFAULT_EXCLUDED_NAMESPACES, DEFAULT_HNC_NAMESPACE, GROUP } from '../api/constants.js';
 

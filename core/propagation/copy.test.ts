@@ -71,7 +71,7 @@ function servedCopy(copy: PropagatableObject, ns: string, extra: Record<string, 
   };
 }
 
-describe('the canonical copy of a source (§5.6)', () => {
+describe('the canonical copy of a source (docs/behaviour.md §5.6)', () => {
   it('keeps the name, labels, annotations and every non-metadata field but status', () => {
     expect(desiredCopy(served(), 'root', 'child')).toEqual({
       apiVersion: 'rbac.authorization.k8s.io/v1',

@@ -1,4 +1,4 @@
-// The canonical form of a propagated copy (reference §5.6), the comparison that decides whether an
+// The canonical form of a propagated copy (docs/behaviour.md §5.6), the comparison that decides whether an
 // existing copy must be rewritten, and when a rewrite must be a delete-and-create.
 //
 // A copy holds everything of its source except `status` and `metadata`; of the metadata only the

@@ -301,7 +301,7 @@ describe('conflicts with objects users made (never overwritten, never deleted)',
   });
 });
 
-describe('halted namespaces (§3.2)', () => {
+describe('halted namespaces (docs/behaviour.md §2.2)', () => {
   it('receive nothing and keep their copies while halted', () => {
     const h = hierarchy('root -> team -> dev');
     const cluster = new Cluster({ root: [rolebinding('admins'), rolebinding('viewers', { role: 'view' })] });
@@ -344,7 +344,7 @@ describe('halted namespaces (§3.2)', () => {
   });
 });
 
-describe('modes (§5.2)', () => {
+describe('modes (docs/behaviour.md §5.2)', () => {
   it('Remove deletes every copy of the type, and only copies', () => {
     const h = hierarchy('root -> team -> dev');
     const cluster = new Cluster({ root: [rolebinding('admins')], team: [rolebinding('own')] });
@@ -421,7 +421,7 @@ describe('selectors restrict destinations', () => {
   });
 });
 
-describe('built-in exclusions (§5.5)', () => {
+describe('built-in exclusions (docs/behaviour.md §5.5)', () => {
   const h = hierarchy('root -> dev');
 
   it.each([

@@ -1,5 +1,5 @@
 // Propagation decisions for one type, as pure functions of the hierarchy model and the objects
-// (reference §5.2-§5.8), with the safety rules of hnc-ts on top of HNC's:
+// (docs/behaviour.md §5.2-§5.8), with the safety rules of hnc-ts on top of HNC's:
 // * only objects carrying `hnc.x-k8s.io/inherited-from` (copies HNC made) are ever updated or
 //   deleted; an object a user made with a source's name is a conflict: reported, never touched
 //   (HNC overwrote it);
@@ -120,7 +120,7 @@ export class SourceSet {
 
 // ---- should a source propagate into a namespace? ---------------------------------------------------
 
-/** Why an object is never propagated whatever its selectors say (§5.5), or undefined. */
+/** Why an object is never propagated whatever its selectors say (docs/behaviour.md §5.5), or undefined. */
 export function builtInExclusion(obj: PropagatableObject, type: TypeRef, options: PropagationOptions = {}): string | undefined {
   const o = obj as { type?: unknown };
   const meta = obj.metadata ?? {};
@@ -148,7 +148,7 @@ export interface Decision {
 
 /**
  * Whether a source should propagate into a namespace with the given labels (its full label set),
- * under the type's mode: §5.4 in full (selectors, then built-in exclusions, Remove and Ignore).
+ * under the type's mode: docs/behaviour.md §5.4 in full (selectors, then built-in exclusions, Remove and Ignore).
  */
 export function shouldPropagate(
   obj: PropagatableObject,
@@ -169,7 +169,7 @@ export interface SourceWarning {
 }
 
 /**
- * The Warning events a source deserves (§3.4): CannotParseSelector per selector annotation that
+ * The Warning events a source deserves (docs/behaviour.md §2.4): CannotParseSelector per selector annotation that
  * does not parse, CannotPropagateObject for an object with finalizers. Only for types whose mode
  * propagates.
  */
@@ -403,9 +403,9 @@ export function namespacesToReplan(ctx: PropagationContext, change: SourceChange
 
 /**
  * The descendants of `namespace` that hold a source named `name` into which `obj` would
- * propagate, sorted: what the objects webhook refuses (409, §9.6), since that source would
+ * propagate, sorted: what the objects webhook refuses (409, docs/behaviour.md §7.6), since that source would
  * otherwise stand in the way of the new one. Selectors are evaluated against each destination's
- * labels (HNC used the source namespace's labels here, see §14).
+ * labels (docs/behaviour.md §7.6; HNC used the source namespace's labels here).
  */
 export function conflictingDescendants(ctx: PropagationContext, namespace: string, name: string, obj: PropagatableObject): string[] {
   const h = ctx.hierarchy;

@@ -248,7 +248,7 @@ describe('parseSelectors', () => {
   });
 });
 
-describe('evaluating selectors against a destination (§5.4)', () => {
+describe('evaluating selectors against a destination (docs/behaviour.md §5.4)', () => {
   // root -> team -> dev, team -> prod; prod is labelled env=prod.
   const h = hierarchy('root -> team -> dev, team -> prod, root -> other');
   updateNamespace(h, 'prod', { labels: { env: 'prod' } });
@@ -302,7 +302,7 @@ describe('evaluating selectors against a destination (§5.4)', () => {
   });
 });
 
-describe('the objects webhook checks (§9.6)', () => {
+describe('the objects webhook checks (docs/behaviour.md §7.6)', () => {
   it('accepts valid selectors and plain annotations', () => {
     expect(validateSelectorAnnotations({ [SELECT]: 'env=prod', 'example.com/x': 'y', 'a.tree.hnc.x-k8s.io/depth': '1' })).toBeUndefined();
     expect(validateSelectorAnnotations(undefined)).toBeUndefined();

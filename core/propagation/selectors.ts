@@ -1,4 +1,4 @@
-// The four selector annotations of source objects (reference §5.4, §9.6): parsing with the exact
+// The four selector annotations of source objects (docs/behaviour.md §5.4, §7.6): parsing with the exact
 // error texts HNC and Kubernetes give, and evaluation against a destination namespace's labels.
 //
 // * `propagate.hnc.x-k8s.io/select`: a Kubernetes label selector string (`a=b`, `a==b`, `a!=b`,
@@ -414,7 +414,7 @@ export interface SelectorDecision {
 
 /**
  * Whether the selector annotations let an object propagate into a namespace with `labels` (its
- * full label set, tree labels included), under `mode` (reference §5.4 steps 1-5). Propagate starts
+ * full label set, tree labels included), under `mode` (docs/behaviour.md §5.4 steps 1-5). Propagate starts
  * from yes; AllowPropagate from no, and only a non-empty `select` or `treeSelect`, or `all=true`,
  * turns it to yes. Built-in exclusions are not checked here (see decide.ts).
  */
@@ -456,7 +456,7 @@ export function evaluateSelectors(annotations: Annotations, labels: Labels, mode
   return { propagate };
 }
 
-// ---- the objects webhook (§9.6) -------------------------------------------------------------------
+// ---- the objects webhook (docs/behaviour.md §7.6) -----------------------------------------------
 
 /** `<x>.hnc.x-k8s.io/<y>` with a dot-free x: the shape of HNC's own annotation keys. */
 const HNC_EXCEPTION_KEY = /^[^./]+\.hnc\.x-k8s\.io\//;

@@ -1,6 +1,6 @@
 // Kubernetes name and label syntax, with the messages of k8s.io/apimachinery/pkg/util/validation
-// as of the k8s 0.26 libraries HNC v1.1 was built with (reference §0). Newer apimachinery words a
-// few of these differently (e.g. "must not contain dots" for a dotted label); HNC's wording is kept.
+// as of the k8s 0.26 libraries HNC v1.1 was built with. Newer apimachinery words a few of these
+// differently (e.g. "must not contain dots" for a dotted label); HNC's wording is kept.
 // Each check returns the list of problems; empty means valid. Lengths are in UTF-8 bytes, as Go's
 // len(string).
 

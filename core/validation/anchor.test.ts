@@ -13,7 +13,7 @@ const LABEL_REGEX =
 const NOT_A_LEAF = (c: string) =>
   `subnamespace ${c} is not a leaf and doesn't allow cascading deletion. Please set allowCascadingDeletion flag or make it a leaf first`;
 
-describe('anchor validator: the name (§9.4)', () => {
+describe('anchor validator: the name (docs/behaviour.md §7.4)', () => {
   const h = hierarchy('a');
 
   it('refuses a name that is not a namespace name (422 on metadata.name)', () => {
@@ -39,7 +39,7 @@ describe('anchor validator: the name (§9.4)', () => {
   });
 });
 
-describe('anchor validator: managed labels and annotations (§9.4)', () => {
+describe('anchor validator: managed labels and annotations (docs/behaviour.md §7.4)', () => {
   const h = hierarchy('a', { policy: { managedLabels: ['team'] } });
   const spec = { labels: kvs({ color: 'red' }) };
   const invalid = denied(
@@ -63,7 +63,7 @@ describe('anchor validator: managed labels and annotations (§9.4)', () => {
   });
 });
 
-describe('anchor validator: CREATE (§9.4, §6.1)', () => {
+describe('anchor validator: CREATE (docs/behaviour.md §7.4, §4.1)', () => {
   it('allows a new subnamespace in a managed namespace', () => {
     expect(validateAnchor(hierarchy('a'), create(anchor('a', 'b')))).toEqual(ALLOWED);
   });
@@ -117,7 +117,7 @@ describe('anchor validator: CREATE (§9.4, §6.1)', () => {
   });
 });
 
-describe('anchor validator: DELETE (§9.4, §6.3)', () => {
+describe('anchor validator: DELETE (docs/behaviour.md §7.4, §4.3)', () => {
   it('allows deleting the anchor of a leaf subnamespace', () => {
     expect(validateAnchor(hierarchy('a -> b', { subns: ['b'] }), del(anchor('a', 'b', { state: 'Ok' })))).toEqual(ALLOWED);
   });

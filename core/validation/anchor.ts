@@ -1,4 +1,4 @@
-// The SubnamespaceAnchor validator (`subnamespaceanchors.hnc.x-k8s.io`, reference §9.4, §6).
+// The SubnamespaceAnchor validator (`subnamespaceanchors.hnc.x-k8s.io`, docs/behaviour.md §7.4, §4).
 // An anchor named <child> in namespace <parent> asks for the subnamespace <parent>/<child>.
 //
 // In order (the first failing check answers), HNC's service account being exempt:
@@ -68,7 +68,7 @@ export function validateAnchor(h: Hierarchy, input: AdmissionInput<SubnamespaceA
           `cannot create a subnamespace using the unmanaged namespace name ${goQuote(child)} (${whyChild})`,
         );
       }
-      // Re-creating the missing anchor of an existing subnamespace is how that is fixed (§6.2).
+      // Re-creating the missing anchor of an existing subnamespace is how that is fixed (docs/behaviour.md §4.2).
       const missingAnchorOfOwnSubns = h.forest.parent(child) === parent && h.subnamespaceOf(child) !== undefined;
       if (h.forest.exists(child) && !missingAnchorOfOwnSubns) {
         return conflict(Resource.subnamespaceAnchors, child, 'cannot create a subnamespace using an existing namespace');

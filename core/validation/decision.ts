@@ -1,6 +1,6 @@
 // What the admission webhooks decide, as plain data, and the helpers that word denials the way
 // the Kubernetes apimachinery error helpers (k8s.io/apimachinery/pkg/api/errors, .../validation/field)
-// do, so `kubectl` shows exactly what it showed with HNC (reference §9, introduction):
+// do, so `kubectl` shows exactly what it showed with HNC (docs/behaviour.md §7.1):
 //
 //   admission webhook "<name>" denied the request: <message>
 //

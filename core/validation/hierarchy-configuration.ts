@@ -1,7 +1,7 @@
-// The HierarchyConfiguration validator (`hierarchyconfigurations.hnc.x-k8s.io`, reference §9.3).
+// The HierarchyConfiguration validator (`hierarchyconfigurations.hnc.x-k8s.io`, docs/behaviour.md §7.3).
 //
 // Decisions come from the hierarchy model (the old object is ignored, as in HNC). The checks run
-// in the reference's order and the first failing one answers:
+// in HNC's order and the first failing one answers:
 //    1. the HC's namespace is unmanaged                               403
 //    2. spec.parent is unmanaged                                      403
 //    3. spec.labels / spec.annotations are not legal managed metadata  422
@@ -56,7 +56,7 @@ export interface OverwriteConflict {
 
 export interface HierarchyConfigurationOptions {
   /**
-   * Step 11 (object overwrite, reference §9.3): for every Propagate/AllowPropagate type, the
+   * Step 11 (object overwrite, docs/behaviour.md §7.3): for every Propagate/AllowPropagate type, the
    * sources in `ns` and its descendants that a same-named source in `newParent` or its ancestors
    * would overwrite once it propagates. Supplied by the caller once propagation tracks sources;
    * without it the step is skipped. Only called when a new parent is set.
@@ -121,7 +121,7 @@ export function validateHierarchyConfiguration(
   input: AdmissionInput<HierarchyConfiguration>,
   opts: HierarchyConfigurationOptions = {},
 ): HierarchyVerdict {
-  // HNC's own account writes status on HCs that would not pass these checks (§4.4).
+  // HNC's own account writes status on HCs that would not pass these checks (docs/behaviour.md §3.3).
   if (input.isHncServiceAccount) return allow();
   // The webhook is registered for CREATE and UPDATE; anything else has nothing to check.
   if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return allow();
@@ -201,7 +201,7 @@ export function overwriteMessage(conflicts: readonly OverwriteConflict[]): strin
 
 /**
  * Which namespaces the requester must administer to move `ns` from `curParent` to `newParent`
- * (reference §9.3 step 12): the lowest namespace whose subtree both changes and keeps covering
+ * (docs/behaviour.md §7.3 check 12): the lowest namespace whose subtree both changes and keeps covering
  * the move. In a cycle the "root" found is arbitrary, as in HNC.
  */
 export function serverChecks(h: Hierarchy, user: UserInfo, curParent: string | undefined, newParent: string | undefined): ServerCheck[] {

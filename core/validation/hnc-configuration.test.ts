@@ -26,7 +26,7 @@ const validate = (resources: ResourceSpec[], opts: Partial<HncConfigurationOptio
   validateHncConfiguration(h, update(hncConfig(), hncConfig(resources)), { resolve, ...opts });
 const invalid = (errors: string) => denied(422, 'Invalid', `HNCConfiguration.hnc.x-k8s.io "config" is invalid: ${errors}`);
 
-describe('HNCConfiguration validator: DELETE (§9.5)', () => {
+describe('HNCConfiguration validator: DELETE (docs/behaviour.md §7.5)', () => {
   it('refuses deleting `config`', () => {
     expect(validateHncConfiguration(h, del(hncConfig()), { resolve })).toEqual(
       denied(403, 'Forbidden', 'hncconfigurations.hnc.x-k8s.io "config" is forbidden: deleting the \'config\' object is forbidden'),
@@ -43,7 +43,7 @@ describe('HNCConfiguration validator: DELETE (§9.5)', () => {
   });
 });
 
-describe('HNCConfiguration validator: the types (§9.5)', () => {
+describe('HNCConfiguration validator: the types (docs/behaviour.md §7.5)', () => {
   it('allows namespaced types in any mode', () => {
     expect(
       validate([
@@ -119,7 +119,7 @@ describe('HNCConfiguration validator: the types (§9.5)', () => {
   });
 });
 
-describe('HNCConfiguration validator: objects a newly propagated type would overwrite (§9.5)', () => {
+describe('HNCConfiguration validator: objects a newly propagated type would overwrite (docs/behaviour.md §7.5)', () => {
   const overwrite = denied(
     409,
     'Conflict',

@@ -1,4 +1,4 @@
-// The HNCConfiguration validator (`hncconfigurations.hnc.x-k8s.io`, reference §9.5). HNC's service
+// The HNCConfiguration validator (`hncconfigurations.hnc.x-k8s.io`, docs/behaviour.md §7.5). HNC's service
 // account is exempt. In order:
 //   DELETE          of `config` → 403; of any other name → allowed.
 //   CREATE/UPDATE   1. every spec.resources[i] must map to a namespaced type, must not be one of
@@ -66,7 +66,7 @@ export interface HncConfigurationOptions {
    */
   readonly propagating?: readonly GroupKind[];
   /**
-   * The overwrite check (reference §9.5): walking every tree top-down, the sources that a
+   * The overwrite check (docs/behaviour.md §7.5): walking every tree top-down, the sources that a
    * same-named source in an ancestor would overwrite once `type` propagates (honouring selectors).
    * Only sources HNC already tracks can be found. Without it the check is skipped.
    */

@@ -8,7 +8,7 @@ import { fieldInvalid, type FieldError } from './decision.js';
 export { isDns1123Label, isDns1123Subdomain, isQualifiedName, isValidLabelValue } from '../util/k8s-names.js';
 
 /**
- * The managed labels and annotations of an HC or anchor spec (reference §9.3 step 3, §9.4), as
+ * The managed labels and annotations of an HC or anchor spec (docs/behaviour.md §7.3 check 3, §7.4), as
  * field errors on `spec.labels` / `spec.annotations`, labels first. Per entry: a key that is not a
  * qualified name, else a key no `--managed-namespace-label`/`-annotation` regex allows; then, for
  * labels only, an invalid value (on `spec.labels[<key>]`). Annotation values are not checked.

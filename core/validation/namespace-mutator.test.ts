@@ -5,7 +5,7 @@ import { create, del, denied, empty, INCLUDED, namespace, update } from './testi
 
 const h = hierarchy('a', { policy: { includedNamespaceRegex: '[a-z].*' } });
 
-describe('namespace mutator (§9.2)', () => {
+describe('namespace mutator (docs/behaviour.md §7.2)', () => {
   it('gives a new managed namespace without labels the included label', () => {
     expect(mutateNamespace(h, create(namespace('team-a')))).toEqual({
       allowed: true,

@@ -1,4 +1,4 @@
-// The namespace mutator (`namespacelabel.hnc.x-k8s.io`, reference §9.2): gives every managed
+// The namespace mutator (`namespacelabel.hnc.x-k8s.io`, docs/behaviour.md §7.2): gives every managed
 // namespace the `hnc.x-k8s.io/included-namespace: "true"` label that the objects webhook selects
 // on, as soon as it is created or updated. It never changes a value that is there (the namespace
 // validator refuses wrong values) and never touches unmanaged namespaces. It exempts nobody.

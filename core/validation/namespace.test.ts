@@ -29,7 +29,7 @@ function withExternal(text = 'a -> b, ext') {
   return h;
 }
 
-describe('namespace validator: CREATE (§9.7)', () => {
+describe('namespace validator: CREATE (docs/behaviour.md §7.7)', () => {
   const h = hierarchy('a');
 
   it('allows a managed namespace with the included label', () => {
@@ -98,7 +98,7 @@ describe('namespace validator: CREATE (§9.7)', () => {
   });
 });
 
-describe('namespace validator: UPDATE (§9.7)', () => {
+describe('namespace validator: UPDATE (docs/behaviour.md §7.7)', () => {
   it('allows ordinary edits', () => {
     const h = hierarchy('a -> b');
     const before = namespace('b', { labels: { ...INCLUDED, ...tree({ b: 0, a: 1 }) } });
@@ -227,7 +227,7 @@ describe('namespace validator: UPDATE (§9.7)', () => {
   });
 });
 
-describe('namespace validator: DELETE (§9.7, §6.3)', () => {
+describe('namespace validator: DELETE (docs/behaviour.md §7.7, §4.3)', () => {
   const subnsOf = (parent: string) => ({ annotations: { 'hnc.x-k8s.io/subnamespace-of': parent } });
 
   it('allows deleting a leaf or a namespace with only full children', () => {

@@ -1,4 +1,4 @@
-// The namespace validator (`namespaces.hnc.x-k8s.io`, reference §9.7). Every denial is a
+// The namespace validator (`namespaces.hnc.x-k8s.io`, docs/behaviour.md §7.7). Every denial is a
 // Forbidden `namespaces "<name>" is forbidden: ...`, except a reserved name (Conflict).
 //
 // In order, per operation (the first failing check answers):
@@ -68,7 +68,7 @@ function includedLabel(h: Hierarchy, name: string, labels: Labels, oldLabels: La
   return undefined;
 }
 
-/** A name that an external namespace's tree labels use belongs to the external hierarchy (§4.7). */
+/** A name that an external namespace's tree labels use belongs to the external hierarchy (docs/behaviour.md §3.6). */
 function reservedName(h: Hierarchy, name: string): Decision | undefined {
   for (const ext of [...h.namespaceNames()].sort()) {
     if (!h.isManaged(ext) || !h.forest.exists(ext) || !h.isExternal(ext)) continue;
@@ -79,7 +79,7 @@ function reservedName(h: Hierarchy, name: string): Decision | undefined {
   return undefined;
 }
 
-/** A namespace with a parent in HNC may not be handed to another manager (§4.7). */
+/** A namespace with a parent in HNC may not be handed to another manager (docs/behaviour.md §3.6). */
 function externalWithParent(h: Hierarchy, name: string, annotations: Labels, deny: Deny): Decision | undefined {
   const mgr = annotations[Annotation.managedBy] ?? '';
   const parent = h.forest.parent(name);

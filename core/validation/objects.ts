@@ -1,4 +1,4 @@
-// The objects validator (reference §9.6): keeps sources' selector annotations valid, refuses a
+// The objects validator (docs/behaviour.md §7.6): keeps sources' selector annotations valid, refuses a
 // source that would overwrite same-named sources below it, and keeps propagated copies read-only
 // for everyone but HNC.
 import { Label } from '../api/constants.js';

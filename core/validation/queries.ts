@@ -10,7 +10,7 @@ export function externalManager(h: Hierarchy, ns: string): string {
 
 /**
  * The namespaces an external namespace's hierarchy claims: itself and every ancestor its tree
- * labels name (reference §4.7). HNC reserves these names.
+ * labels name (docs/behaviour.md §3.6). HNC reserves these names.
  */
 export function externalTreeNames(h: Hierarchy, ns: string): Set<string> {
   const names = new Set([ns]);

@@ -1,7 +1,7 @@
 // A list+watch reflector for one resource collection, modelled on client-go's Reflector: it keeps
 // a Store equal to the server's state and tells handlers what changed. It exists because
 // client-node's informer can hang silently on a dead connection, stops for good on errors and
-// mixes typed and raw objects (see docs/ts-ecosystem.md §1.2, §1.3).
+// mixes typed and raw objects (see docs/architecture.md#the-watch-layer-kubewatch).
 //
 // Loop: LIST (paginated) -> replace the store -> WATCH from the list's resourceVersion -> on a
 // normal end, WATCH again from the last resourceVersion seen; on 410 Gone, LIST again; on any

@@ -31,7 +31,7 @@ const annotation = (annotations: Annotations, key: string): string | undefined =
 
 /**
  * Why the selector annotations keep an object out of `ns`, step by step as evaluateSelectors
- * decides (reference §5.4); undefined when they let it in.
+ * decides (docs/behaviour.md §5.4); undefined when they let it in.
  */
 export function selectorReason(
   annotations: Annotations,

@@ -1,5 +1,5 @@
 // Uninstalling: deleting HNC's CRDs releases HNC's finalizers without cascading any deletion
-// (reference §4.9). On a control plane of its own, since it deletes the CRDs.
+// (docs/behaviour.md §3.7). On a control plane of its own, since it deletes the CRDs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalControlPlane } from '../../local-cluster/index.js';
 import { KubeClient, isNotFound } from '../../kube/client.js';
