@@ -58,8 +58,8 @@ export interface HierarchyConfigurationOptions {
   /**
    * Step 11 (object overwrite, docs/behaviour.md §7.3): for every Propagate/AllowPropagate type, the
    * sources in `ns` and its descendants that a same-named source in `newParent` or its ancestors
-   * would overwrite once it propagates. Supplied by the caller once propagation tracks sources;
-   * without it the step is skipped. Only called when a new parent is set.
+   * would overwrite once it propagates. Without it the step is skipped; the webhook server does not
+   * supply it yet (docs/behaviour.md §5.7). Only called when a new parent is set.
    */
   readonly overwriteConflicts?: (ns: string, newParent: string) => readonly OverwriteConflict[];
 }

@@ -8,8 +8,8 @@
 //                      source may be overwritten by a same-named ancestor source → 409.
 //
 // Mapping a resource to its kind needs discovery, and finding overwritten sources needs the
-// objects HNC tracks: the caller supplies both (`resolve`, `overwriteConflicts`); this file decides
-// and words the answers.
+// objects HNC tracks: the caller supplies both (`resolve`, `overwriteConflicts`; the webhook server
+// does not supply the latter yet, docs/behaviour.md §5.7); this file decides and words the answers.
 import { ENFORCED_TYPES, PropagationMode, Singleton } from '../api/constants.js';
 import { effectiveMode, type HNCConfiguration } from '../api/types.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';

@@ -1,4 +1,4 @@
-// Rate limiting and backoff shared by the reflector, the work queue and (later) the writer, so
+// Rate limiting and backoff shared by the reflector, the work queue and the writer, so
 // there is exactly one implementation of "how long to wait".
 
 /** How an exponential backoff grows. Delays are in milliseconds. */
