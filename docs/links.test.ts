@@ -5,7 +5,7 @@
 // * a repository path `docs/<name>.md`, optionally with `#anchor`, names an existing file, and the
 //   anchor one of its headings (GitHub's slugs);
 // * a relative Markdown link in a .md file names an existing file inside the repository, and its
-//   anchor a heading of the target;
+//   anchor a heading of the target; a repository path written as inline code there exists;
 // * nothing names a file outside the repository (a `shared` folder next to it, an absolute /work
 //   path, an unpublished reference document).
 // The checker is pure (checkText); the last test runs it over every text file of the tree.
@@ -89,6 +89,8 @@ const SECTION_REF = new RegExp(`${SECTION}(${NUM})`, 'g');
 /** `docs/<name>.md[#anchor]` as a repository path, not the tail of a longer path. */
 const DOC_PATH = /(?<![\w./-])docs\/[\w.-]+\.md(?:#[\w-]+)?/g;
 const MD_LINK = /\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g;
+/** A code span holding only a relative path with a folder, e.g. `core/api/types.ts` or `deploy/rbac/`. */
+const CODE_PATH = /`([\w-][\w.-]*\/[\w./-]*)`/g;
 const MD_REF_DEF = /^\s{0,3}\[[^\]]+\]:\s+<?(\S+?)>?(?:\s+"[^"]*")?\s*$/;
 /** Things only present outside the repository (built from pieces so this file does not match). */
 const OUTSIDE: ReadonlyArray<{ re: RegExp; what: string }> = [
@@ -146,12 +148,14 @@ export function checkText(path: string, text: string, repo: Repository): string[
     }
   }
 
-  // Relative Markdown links.
+  // Relative Markdown links, and repository paths written as inline code.
   if (path.endsWith('.md')) {
-    const lines = text.split('\n');
-    const starts: number[] = [];
-    lines.reduce((offset, l) => (starts.push(offset), offset + l.length + 1), 0);
     for (const { line, text: prose } of proseLines(text)) {
+      for (const m of prose.matchAll(CODE_PATH)) {
+        const file = m[1]!.replace(/\/$/, '');
+        const top = file.split('/')[0]!;
+        if (!SKIP_DIRS.has(top) && repo.exists(top) && !repo.exists(file)) problems.push(`${path}:${line}: ${file} does not exist`);
+      }
       const withoutCode = prose.replace(/`[^`]*`/g, (s) => ' '.repeat(s.length));
       const targets = [...withoutCode.matchAll(MD_LINK)].map((m) => m[1]!);
       const def = MD_REF_DEF.exec(withoutCode);
@@ -285,6 +289,12 @@ describe('checkText', () => {
       'guide/readme.md:1: link other.md#nope: no heading with anchor #nope in guide/other.md',
       'guide/readme.md:1: link #here: no heading with anchor #here in guide/readme.md',
     ]);
+  });
+
+  it('reports repository paths in inline code that do not exist', () => {
+    expect(
+      checkText('guide/readme.md', 'See `core/x.ts`, `core/gone.ts`, `guide/`, `elsewhere/a.ts` and `node_modules/a/b.js`.', repo),
+    ).toEqual(['guide/readme.md:1: core/gone.ts does not exist']);
   });
 
   it('reports links and names that lead outside the repository', () => {
