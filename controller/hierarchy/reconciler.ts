@@ -52,6 +52,11 @@ export class HierarchyReconciler {
     if (plan.action !== 'none') this.recordConditionEvents(obj, current?.status?.conditions ?? [], plan.object.status?.conditions ?? []);
     // A namespace on its way out keeps its labels: rewriting them would only race the deletion.
     if (obj.metadata.deletionTimestamp) return;
+    // Uninstall (the HierarchyConfiguration CRD is being deleted): the parents vanish with their
+    // objects, and recomputing tree labels from that would strip every namespace's ancestry, which
+    // users' NetworkPolicies and other selectors rely on. Halted as HNC is: namespaces are left as
+    // they are (docs/operations.md, "Uninstalling").
+    if (this.hierarchy.hierarchyCrdDeleting) return;
     const meta = { labels: { ...(obj.metadata.labels ?? {}) }, annotations: { ...(obj.metadata.annotations ?? {}) } };
     const patch = metadataPatch(meta, desiredNamespaceMetadata(this.hierarchy, ns, meta));
     if (patch) {

@@ -1,5 +1,6 @@
-// Uninstalling: deleting HNC's CRDs releases HNC's finalizers without cascading any deletion
-// (docs/behaviour.md §3.7). On a control plane of its own, since it deletes the CRDs.
+// Uninstalling: deleting HNC's CRDs releases HNC's finalizers without cascading any deletion, and
+// changes no namespace's labels (docs/behaviour.md §3.7, docs/deploy.md "Uninstall"). On a control
+// plane of its own, since it deletes the CRDs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalControlPlane } from '../../local-cluster/index.js';
 import { KubeClient, isNotFound } from '../../kube/client.js';
@@ -7,7 +8,7 @@ import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_USER } from '../../ku
 import { Manager } from '../../controller/manager.js';
 import { createLogger } from '../../kube/log.js';
 import { eventually, eventuallyEqual } from '../support/cluster.js';
-import { createAnchor, getAnchor, getHierarchy, namespaceExists } from '../support/hnc.js';
+import { createAnchor, getAnchor, getHierarchy, namespaceExists, setParent } from '../support/hnc.js';
 
 let cp: LocalControlPlane;
 let admin: KubeClient;
@@ -45,6 +46,20 @@ describe('uninstall', () => {
     );
     expect((await getAnchor(admin, 'org', 'team'))?.metadata.finalizers).toEqual(['hnc.x-k8s.io']);
 
+    // A child by HierarchyConfiguration (not a subnamespace): its ancestry lives only in the HC.
+    await admin.create('/api/v1/namespaces', { metadata: { name: 'app' } });
+    await setParent(admin, 'app', 'team');
+    const treeLabels = async (ns: string) => {
+      const labels = (await admin.get<{ metadata: { labels?: Record<string, string> } }>(`/api/v1/namespaces/${ns}`)).metadata.labels ?? {};
+      return Object.fromEntries(Object.entries(labels).filter(([k]) => k.endsWith('.tree.hnc.x-k8s.io/depth')));
+    };
+    const appLabels = { 'app.tree.hnc.x-k8s.io/depth': '0', 'team.tree.hnc.x-k8s.io/depth': '1', 'org.tree.hnc.x-k8s.io/depth': '2' };
+    await eventuallyEqual(() => treeLabels('app'), appLabels, 'the tree labels of app');
+    await manager.idle();
+    const before = { org: await treeLabels('org'), team: await treeLabels('team') };
+    expect(before.team).toEqual({ 'team.tree.hnc.x-k8s.io/depth': '0', 'org.tree.hnc.x-k8s.io/depth': '1' });
+    const namespaceWrites = manager.writer.writesTo('namespaces');
+
     await admin.delete('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/subnamespaceanchors.hnc.x-k8s.io');
     await eventuallyEqual(() => crdGone('subnamespaceanchors.hnc.x-k8s.io'), true, 'the anchor CRD to finish deleting', 60_000);
     await admin.delete('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/hierarchyconfigurations.hnc.x-k8s.io');
@@ -61,5 +76,12 @@ describe('uninstall', () => {
       async () => (manager.hierarchy.hierarchyCrdDeleting && manager.hierarchy.anchorCrdDeleting ? true : undefined),
       'the manager to know',
     );
+    // The HierarchyConfigurations are gone with their CRD, yet no namespace lost its ancestry:
+    // selectors on tree labels (NetworkPolicies, ...) keep their meaning during an uninstall.
+    await manager.idle();
+    expect(await treeLabels('app')).toEqual(appLabels);
+    expect({ org: await treeLabels('org'), team: await treeLabels('team') }).toEqual(before);
+    expect(manager.writer.writesTo('namespaces')).toBe(namespaceWrites);
+    expect(manager.hierarchy.isHalted('app')).toBe(true);
   });
 });
