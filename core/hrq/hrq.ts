@@ -1,0 +1,228 @@
+// Hierarchical resource quotas, pure: which limits apply to a namespace (its own HRQs' and its
+// ancestors'), how much a subtree uses, an HRQ's status, and whether a usage increase is admitted.
+//
+// Nothing is accumulated: usage per namespace is the `status.used` of its ResourceQuota singleton
+// (as the API server's quota system counts it), and every answer is computed from the forest and
+// those facts when asked, so a move, a deletion or a missed event can never leave a stale sum.
+import type { ResourceList } from '../api/types.js';
+import {
+  addQuantities,
+  compareQuantities,
+  formatQuantity,
+  parseQuantity,
+  QuantityError,
+  ZERO,
+  type Quantity,
+} from '../quantity/quantity.js';
+
+/** The part of the forest the quotas need. */
+export interface QuotaForest {
+  /** Proper ancestors, root first, then the namespace itself. */
+  ancestry(ns: string): string[];
+  /** The namespace and all its descendants. */
+  subtree(ns: string): string[];
+}
+
+export type Quantities = ReadonlyMap<string, Quantity>;
+
+export interface ParsedResourceList {
+  quantities: Map<string, Quantity>;
+  /** One line per value that is not a quantity (the resource is left out). */
+  errors: string[];
+}
+
+/** Parses a ResourceList (text or numbers, such as an unquoted `cpu: 1.5`). */
+export function parseResourceList(list: ResourceList | undefined): ParsedResourceList {
+  const quantities = new Map<string, Quantity>();
+  const errors: string[] = [];
+  for (const [resource, value] of Object.entries(list ?? {})) {
+    try {
+      quantities.set(resource, parseQuantity(value));
+    } catch (e) {
+      if (!(e instanceof QuantityError)) throw e;
+      errors.push(`${resource}: ${e.message}`);
+    }
+  }
+  return { quantities, errors };
+}
+
+/** A ResourceList in canonical text, keys sorted. */
+export function resourceListText(q: Quantities): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const r of [...q.keys()].sort()) out[r] = formatQuantity(q.get(r)!);
+  return out;
+}
+
+/** Whether two sets of quantities hold the same resources with the same values (whatever the text). */
+export function sameQuantities(a: Quantities, b: Quantities): boolean {
+  return a.size === b.size && [...a].every(([r, q]) => b.has(r) && compareQuantities(q, b.get(r)!) === 0);
+}
+
+export interface HrqStatusText {
+  hard: Record<string, string>;
+  used: Record<string, string>;
+  requestsSummary: string;
+  limitsSummary: string;
+}
+
+/**
+ * The printer-column texts: `<resource>: <used>/<hard>` for each limited resource, sorted, joined
+ * with ", "; `limits.*` resources go to limitsSummary, all others to requestsSummary.
+ */
+export function summaries(hard: Quantities, used: Quantities): { requestsSummary: string; limitsSummary: string } {
+  const requests: string[] = [];
+  const limits: string[] = [];
+  for (const r of [...hard.keys()].sort()) {
+    const text = `${r}: ${formatQuantity(used.get(r) ?? ZERO)}/${formatQuantity(hard.get(r)!)}`;
+    (r.startsWith('limits.') ? limits : requests).push(text);
+  }
+  return { requestsSummary: requests.join(', '), limitsSummary: limits.join(', ') };
+}
+
+export interface HrqKey {
+  namespace: string;
+  name: string;
+}
+
+export interface Exceeded {
+  namespace: string;
+  hrq: string;
+  /** Per exceeded resource: the increase asked for, the subtree's usage before it, the limit. */
+  resources: Array<{ resource: string; requested: Quantity; used: Quantity; limited: Quantity }>;
+}
+
+export type QuotaDecision = { allowed: true; increases: Quantities } | { allowed: false; exceeded: Exceeded; message: string };
+
+const list = (items: Exceeded['resources'], pick: (r: Exceeded['resources'][number]) => Quantity) =>
+  items.map((r) => `${r.resource}=${formatQuantity(pick(r))}`).join(',');
+
+/** HNC's denial text, which the user sees when their Pod, Service or PVC is refused. */
+export function exceededMessage(e: Exceeded): string {
+  return (
+    `exceeded hierarchical quota in namespace ${JSON.stringify(e.namespace)}: ${JSON.stringify(e.hrq)}, ` +
+    `requested: ${list(e.resources, (r) => r.requested)}, used: ${list(e.resources, (r) => r.used)}, ` +
+    `limited: ${list(e.resources, (r) => r.limited)}`
+  );
+}
+
+/**
+ * The HRQs and usages of a cluster, over a forest it does not own. Setters replace facts; every
+ * answer is derived from the facts at the time of asking.
+ */
+export class QuotaModel {
+  /** namespace → HRQ name → hard limits. */
+  private readonly hrqs = new Map<string, Map<string, Quantities>>();
+  /** namespace → usage of the namespace alone (its singleton's status.used). */
+  private readonly usage = new Map<string, Quantities>();
+
+  constructor(private readonly forest: QuotaForest) {}
+
+  /** Records an HRQ's limits (undefined: the HRQ is gone). */
+  setHrq(namespace: string, name: string, hard: Quantities | undefined): void {
+    let inNs = this.hrqs.get(namespace);
+    if (hard === undefined) {
+      inNs?.delete(name);
+      if (inNs?.size === 0) this.hrqs.delete(namespace);
+      return;
+    }
+    if (!inNs) this.hrqs.set(namespace, (inNs = new Map()));
+    inNs.set(name, hard);
+  }
+
+  hrqHard(namespace: string, name: string): Quantities | undefined {
+    return this.hrqs.get(namespace)?.get(name);
+  }
+
+  /** HRQ names in a namespace, sorted. */
+  hrqNames(namespace: string): string[] {
+    return [...(this.hrqs.get(namespace)?.keys() ?? [])].sort();
+  }
+
+  /** Namespaces holding at least one HRQ. */
+  namespacesWithHrqs(): string[] {
+    return [...this.hrqs.keys()];
+  }
+
+  /** The HRQs limiting `ns`: those in it and in its ancestors, root first. */
+  hrqsOver(ns: string): HrqKey[] {
+    return this.forest.ancestry(ns).flatMap((a) => this.hrqNames(a).map((name) => ({ namespace: a, name })));
+  }
+
+  /** Records a namespace's own usage (undefined: none known, e.g. it has no singleton). */
+  setUsage(ns: string, used: Quantities | undefined): void {
+    if (used === undefined || used.size === 0) this.usage.delete(ns);
+    else this.usage.set(ns, used);
+  }
+
+  localUsage(ns: string): Quantities {
+    return this.usage.get(ns) ?? new Map();
+  }
+
+  /** The strictest limit per resource over every HRQ in `ns` and its ancestors (keys sorted). */
+  limits(ns: string): Quantities {
+    const out = new Map<string, Quantity>();
+    for (const { namespace, name } of this.hrqsOver(ns)) {
+      for (const [r, q] of this.hrqHard(namespace, name)!) {
+        const cur = out.get(r);
+        if (cur === undefined || compareQuantities(q, cur) < 0) out.set(r, q);
+      }
+    }
+    return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  }
+
+  /** Summed usage of `ns` and all its descendants, for the given resources (all if omitted). */
+  subtreeUsage(ns: string, resources?: Iterable<string>): Map<string, Quantity> {
+    const wanted = resources ? new Set(resources) : undefined;
+    const out = new Map<string, Quantity>();
+    for (const n of this.forest.subtree(ns)) {
+      for (const [r, q] of this.usage.get(n) ?? []) {
+        if (wanted && !wanted.has(r)) continue;
+        out.set(r, addQuantities(out.get(r) ?? ZERO, q));
+      }
+    }
+    return out;
+  }
+
+  /** What an HRQ's status should say (undefined if the model does not hold it). */
+  status(namespace: string, name: string): HrqStatusText | undefined {
+    const hard = this.hrqHard(namespace, name);
+    if (!hard) return undefined;
+    const used = this.subtreeUsage(namespace, hard.keys());
+    for (const r of hard.keys()) if (!used.has(r)) used.set(r, ZERO);
+    return { hard: resourceListText(hard), used: resourceListText(used), ...summaries(hard, used) };
+  }
+
+  /**
+   * Whether `ns` may go from its current usage to `proposed`. Only increases are checked, each
+   * against every HRQ over `ns` that limits it: usage that was already over a limit is left
+   * alone as long as it does not grow, and decreases always pass.
+   */
+  admit(ns: string, proposed: Quantities): QuotaDecision {
+    const current = this.localUsage(ns);
+    const increases = new Map<string, Quantity>();
+    for (const [r, q] of proposed) {
+      const delta = { nano: q.nano - (current.get(r)?.nano ?? 0n), format: q.format };
+      if (delta.nano > 0n) increases.set(r, delta);
+    }
+    if (increases.size === 0) return { allowed: true, increases };
+    for (const { namespace, name } of this.hrqsOver(ns)) {
+      const hard = this.hrqHard(namespace, name)!;
+      const limited = [...increases.keys()].filter((r) => hard.has(r)).sort();
+      if (limited.length === 0) continue;
+      const used = this.subtreeUsage(namespace, limited);
+      const over = limited
+        .map((resource) => ({
+          resource,
+          requested: increases.get(resource)!,
+          used: used.get(resource) ?? ZERO,
+          limited: hard.get(resource)!,
+        }))
+        .filter((r) => r.used.nano + r.requested.nano > r.limited.nano);
+      if (over.length > 0) {
+        const exceeded = { namespace, hrq: name, resources: over };
+        return { allowed: false, exceeded, message: exceededMessage(exceeded) };
+      }
+    }
+    return { allowed: true, increases };
+  }
+}
