@@ -45,6 +45,8 @@ export interface RequestOptions {
   contentType?: string;
   query?: Record<string, string | number | boolean | undefined>;
   timeoutMs?: number;
+  /** The Accept header; JSON by default (e.g. a Table: `application/json;as=Table;v=v1;g=meta.k8s.io`). */
+  accept?: string;
 }
 
 export interface Response {
@@ -98,9 +100,9 @@ export class KubeClient {
   }
 
   /** From a kubeconfig resolved by kube/kubeconfig.ts. */
-  static fromConnection(conn: ClusterConnection): KubeClient {
+  static fromConnection(conn: ClusterConnection, opts: { maxSockets?: number } = {}): KubeClient {
     const { ca, cert, key, rejectUnauthorized, servername } = conn.tls;
-    const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ca, cert, key, rejectUnauthorized, servername });
+    const agent = new https.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64, ca, cert, key, rejectUnauthorized, servername });
     return new KubeClient(conn.server.replace(/\/$/, ''), { agent, headers: conn.headers() }, () => conn.headers());
   }
 
@@ -145,7 +147,7 @@ export class KubeClient {
           method,
           headers: {
             ...(this.base.headers ?? {}),
-            accept: 'application/json',
+            accept: opts.accept ?? 'application/json',
             ...(payload !== undefined
               ? { 'content-type': opts.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) }
               : {}),
@@ -170,14 +172,17 @@ export class KubeClient {
    * Opens a streaming GET (a watch). The caller reads the body line by line and destroys the
    * request to stop; `signal` aborts it too. Non-2xx answers are resolved too: check statusCode.
    */
-  stream(path: string, query: RequestOptions['query'], signal?: AbortSignal): Promise<{ req: ClientRequest; res: IncomingMessage }> {
+  stream(
+    path: string,
+    query: RequestOptions['query'],
+    signal?: AbortSignal,
+    accept = 'application/json',
+  ): Promise<{ req: ClientRequest; res: IncomingMessage }> {
     this.refreshCredentials();
     const u = this.url(path, query);
     return new Promise((resolve, reject) => {
-      const req = https.request(
-        u,
-        { ...this.base, method: 'GET', headers: { ...(this.base.headers ?? {}), accept: 'application/json' }, signal },
-        (res) => resolve({ req, res }),
+      const req = https.request(u, { ...this.base, method: 'GET', headers: { ...(this.base.headers ?? {}), accept }, signal }, (res) =>
+        resolve({ req, res }),
       );
       req.on('error', (err) => reject(new Error(`watch ${u.pathname}: ${err.message}`, { cause: err })));
       req.end();

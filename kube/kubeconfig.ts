@@ -76,6 +76,34 @@ export interface LoadOptions {
   serviceAccountDir?: string;
   /** The clock for token-file refreshes (tests). */
   now?: () => number;
+  /** kubectl's connection flags, applied over the kubeconfig (see KubeconfigOverrides). */
+  overrides?: KubeconfigOverrides;
+}
+
+/**
+ * kubectl's global connection flags, with kubectl's meaning: `cluster`/`user` pick other entries of
+ * the kubeconfig; the others replace fields of the chosen cluster and user. Beyond kubectl, any
+ * credential flag (token, client certificate/key, username/password) replaces all of the user's
+ * credentials (kubectl would send both and the API server would use the certificate), and a file
+ * flag replaces the matching inline data (kubectl refuses both). With `server` (or `cluster`) the
+ * kubeconfig may be empty or absent, as with kubectl.
+ */
+export interface KubeconfigOverrides {
+  cluster?: string;
+  user?: string;
+  namespace?: string;
+  server?: string;
+  certificateAuthority?: string;
+  insecureSkipTlsVerify?: boolean;
+  tlsServerName?: string;
+  token?: string;
+  clientCertificate?: string;
+  clientKey?: string;
+  username?: string;
+  password?: string;
+  as?: string;
+  asGroups?: string[];
+  asUid?: string;
 }
 
 // The kubeconfig format (only the fields read here are typed; the others are kept as they are).
@@ -131,16 +159,19 @@ export class KubeconfigError extends Error {
 export function loadKubeconfig(opts: LoadOptions = {}): LoadedKubeconfig {
   const env = opts.env ?? process.env;
   const now = opts.now ?? Date.now;
-  if (opts.path) return resolveContext(mergeFiles([opts.path], true), opts.context, now);
+  const o = opts.overrides ?? {};
+  if (opts.path) return resolveContext(mergeFiles([opts.path], true), opts.context, now, o);
   const list = (env.KUBECONFIG ?? '').split(delimiter).filter((p) => p !== '');
   if (list.length > 0) {
     // kubectl skips the files of the list that do not exist.
     const present = list.filter((p) => existsSync(p));
     if (present.length === 0) throw new KubeconfigError(`none of the files in KUBECONFIG exists (${list.join(delimiter)})`);
-    return resolveContext(mergeFiles(present, false), opts.context, now);
+    return resolveContext(mergeFiles(present, false), opts.context, now, o);
   }
   const home = join(opts.home ?? homedir(), '.kube', 'config');
-  if (existsSync(home)) return resolveContext(mergeFiles([home], true), opts.context, now);
+  if (existsSync(home)) return resolveContext(mergeFiles([home], true), opts.context, now, o);
+  // As kubectl: the flags alone may say where and who (`--server ... --token ...`).
+  if (o.server) return resolveContext({ config: mergeFiles([], true).config, source: 'the command-line flags' }, opts.context, now, o);
   if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) {
     if (opts.context)
       throw new KubeconfigError(
@@ -196,7 +227,7 @@ function mergeFiles(files: string[], single: boolean): Merged {
     add('contexts', raw.contexts, (e) => e);
     if (config['current-context'] === undefined && raw['current-context']) config['current-context'] = raw['current-context'];
   }
-  return { config, source: single ? files[0]! : `KUBECONFIG=${files.join(delimiter)}` };
+  return { config, source: single ? (files[0] ?? 'no file') : `KUBECONFIG=${files.join(delimiter)}` };
 }
 
 function absolutePaths<T extends Record<string, unknown>>(entry: T, dir: string, fields: string[]): T {
@@ -260,32 +291,71 @@ function readKubeconfigFile(file: string): RawKubeconfig {
   };
 }
 
-function resolveContext({ config, source }: Merged, override: string | undefined, now: () => number): LoadedKubeconfig {
+function resolveContext(
+  { config, source }: Merged,
+  override: string | undefined,
+  now: () => number,
+  o: KubeconfigOverrides,
+): LoadedKubeconfig {
   const where = `in the kubeconfig (${source})`;
-  let name = override;
-  if (!name) {
-    name = config['current-context'];
-    if (!name) throw new KubeconfigError(`the kubeconfig names no current context (${source}); set current-context or pass a context`);
+  // Flags that name the cluster (or its server) make a context unnecessary, as in kubectl.
+  const flagsSuffice = !!(o.server || o.cluster);
+  const name = override || config['current-context'];
+  let ctx = name ? config.contexts.find((c) => c.name === name)?.context : undefined;
+  if (!ctx) {
+    if (override) throw new KubeconfigError(`context "${override}" does not exist ${where}`);
+    if (!flagsSuffice) {
+      if (!name) throw new KubeconfigError(`the kubeconfig names no current context (${source}); set current-context or pass a context`);
+      throw new KubeconfigError(`the current context "${name}" does not exist ${where}`);
+    }
+    ctx = {};
   }
-  const ctx = config.contexts.find((c) => c.name === name)?.context;
-  if (!ctx) throw new KubeconfigError(`${override ? 'context' : 'the current context'} "${name}" does not exist ${where}`);
-  if (!ctx.cluster) throw new KubeconfigError(`context "${name}" names no cluster ${where}`);
-  const cluster = config.clusters.find((c) => c.name === ctx.cluster)?.cluster;
-  if (!cluster) throw new KubeconfigError(`cluster "${ctx.cluster}" (of context "${name}") does not exist ${where}`);
+  const contextName = name ?? 'kubectl-flags';
+  const clusterName = o.cluster || ctx.cluster;
+  let cluster: RawCluster = {};
+  if (clusterName) {
+    const found = config.clusters.find((c) => c.name === clusterName)?.cluster;
+    if (found) cluster = found;
+    else if (o.cluster) throw new KubeconfigError(`cluster "${o.cluster}" does not exist ${where}`);
+    else if (!o.server) throw new KubeconfigError(`cluster "${clusterName}" (of context "${contextName}") does not exist ${where}`);
+  } else if (!o.server) {
+    throw new KubeconfigError(`context "${contextName}" names no cluster ${where}`);
+  }
+  cluster = overrideCluster(cluster, o);
+  const userName = o.user || ctx.user;
   let user: RawUser = {};
-  if (ctx.user) {
-    const u = config.users.find((e) => e.name === ctx.user)?.user;
-    if (!u) throw new KubeconfigError(`user "${ctx.user}" (of context "${name}") does not exist ${where}`);
+  if (userName) {
+    const u = config.users.find((e) => e.name === userName)?.user;
+    if (!u) {
+      if (o.user) throw new KubeconfigError(`user "${o.user}" does not exist ${where}`);
+      throw new KubeconfigError(`user "${userName}" (of context "${contextName}") does not exist ${where}`);
+    }
     user = u;
   }
+  user = overrideUser(user, o);
+  const namespace = o.namespace || ctx.namespace || undefined;
   if (user.exec || user['auth-provider']) {
     const reason = user.exec
-      ? `user "${ctx.user}" uses an exec credential plugin`
-      : `user "${ctx.user}" uses the auth-provider "${user['auth-provider']?.name ?? '?'}"`;
-    return { kind: 'client-node', reason, context: name, config: { ...config, 'current-context': name }, source };
+      ? `user "${userName}" uses an exec credential plugin`
+      : `user "${userName}" uses the auth-provider "${user['auth-provider']?.name ?? '?'}"`;
+    // The entries as the flags changed them, so that client-node sees what the flags said.
+    const clusterKey = clusterName ?? 'kubectl-flags';
+    const userKey = userName ?? 'kubectl-flags';
+    const merged: RawKubeconfig = {
+      ...config,
+      clusters: [...config.clusters.filter((c) => c.name !== clusterKey), { name: clusterKey, cluster }],
+      users: [...config.users.filter((u) => u.name !== userKey), { name: userKey, user }],
+      contexts: [
+        ...config.contexts.filter((c) => c.name !== contextName),
+        { name: contextName, context: { ...ctx, cluster: clusterKey, user: userKey, ...(namespace ? { namespace } : {}) } },
+      ],
+      'current-context': contextName,
+    };
+    return { kind: 'client-node', reason, context: contextName, config: merged, source };
   }
-  if (!cluster.server) throw new KubeconfigError(`cluster "${ctx.cluster}" has no server ${where}`);
-  const label = `user "${ctx.user}"`;
+  const clusterLabel = clusterName ? `cluster "${clusterName}"` : 'the --server flag';
+  if (!cluster.server) throw new KubeconfigError(`${clusterLabel} has no server ${where}`);
+  const label = `user "${userName ?? '(flags)'}"`;
   const cert = data(user['client-certificate-data'], user['client-certificate'], `the client certificate of ${label}`);
   const key = data(user['client-key-data'], user['client-key'], `the client key of ${label}`);
   if (!!cert !== !!key)
@@ -297,17 +367,48 @@ function resolveContext({ config, source }: Merged, override: string | undefined
     kind: 'direct',
     server: cluster.server,
     tls: {
-      ca: data(cluster['certificate-authority-data'], cluster['certificate-authority'], `the CA of cluster "${ctx.cluster}"`),
+      ca: data(cluster['certificate-authority-data'], cluster['certificate-authority'], `the CA of ${clusterLabel}`),
       cert,
       key,
       rejectUnauthorized: !isTrue(cluster['insecure-skip-tls-verify']),
       servername: cluster['tls-server-name'] || undefined,
     },
     headers: userHeaders(user, now),
-    context: name,
-    namespace: ctx.namespace || undefined,
+    context: ctx === undefined ? undefined : contextName,
+    namespace,
     source,
   };
+}
+
+function overrideCluster(cluster: RawCluster, o: KubeconfigOverrides): RawCluster {
+  const out: RawCluster = { ...cluster };
+  if (o.server) out.server = o.server;
+  // As kubectl: a CA flag or --insecure-skip-tls-verify replaces the kubeconfig's whole CA setting.
+  if (o.certificateAuthority || o.insecureSkipTlsVerify) {
+    delete out['certificate-authority-data'];
+    out['certificate-authority'] = o.certificateAuthority ? resolve(o.certificateAuthority) : undefined;
+    out['insecure-skip-tls-verify'] = !!o.insecureSkipTlsVerify;
+  }
+  if (o.tlsServerName) out['tls-server-name'] = o.tlsServerName;
+  return out;
+}
+
+function overrideUser(user: RawUser, o: KubeconfigOverrides): RawUser {
+  let out: RawUser = { ...user };
+  if (o.token || o.clientCertificate || o.clientKey || o.username || o.password) {
+    const credentials = new Set(['token', 'tokenFile', 'username', 'password', 'exec', 'auth-provider']);
+    for (const f of ['client-certificate', 'client-certificate-data', 'client-key', 'client-key-data']) credentials.add(f);
+    out = Object.fromEntries(Object.entries(out).filter(([k]) => !credentials.has(k)));
+    if (o.token) out.token = o.token;
+    if (o.username) out.username = o.username;
+    if (o.password) out.password = o.password;
+    if (o.clientCertificate) out['client-certificate'] = resolve(o.clientCertificate);
+    if (o.clientKey) out['client-key'] = resolve(o.clientKey);
+  }
+  if (o.as) out.as = o.as;
+  if (o.asGroups && o.asGroups.length > 0) out['as-groups'] = [...o.asGroups];
+  if (o.asUid) out['as-uid'] = o.asUid;
+  return out;
 }
 
 const isTrue = (v: unknown): boolean => v === true || v === 'true';

@@ -51,12 +51,65 @@ export interface ApiResource {
   shortNames?: string[];
 }
 
+/** One column of the server's Table (meta.k8s.io/v1), as `kubectl get` prints them. */
+export interface TableColumn {
+  name: string;
+  type: string;
+  format?: string;
+  description?: string;
+  /** 0: always shown; above 0: with `-o wide` only. */
+  priority?: number;
+}
+
+export interface TableRow {
+  cells: unknown[];
+  /** The row's object's metadata (the server sends PartialObjectMetadata by default). */
+  object?: { metadata?: ObjectMeta };
+}
+
+/** A list (or one watch event's object) as the server's own table: the columns kubectl prints. */
+export interface Table {
+  columnDefinitions?: TableColumn[] | null;
+  rows?: TableRow[] | null;
+  metadata?: { resourceVersion?: string };
+}
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** Full objects (their kind filled in) and the list's resourceVersion, to watch from. */
+export interface ObjectList {
+  items: AnyObject[];
+  resourceVersion?: string;
+}
+
+export interface WatchEvent {
+  type: string;
+  /** A Table (table watches), an object, or a Status (type ERROR). */
+  object: unknown;
+}
+
+export interface WatchOptions extends ListOptions {
+  resourceVersion?: string;
+  /** Events carry the server's Table rows instead of objects. */
+  table: boolean;
+}
+
+/** One API group with the version the server prefers ("" for the core group). */
+export interface ApiGroupVersion {
+  group: string;
+  version: string;
+}
+
 export interface HncApi {
   /** The API server's URL, for messages. */
   readonly server: string;
 
   getNamespace(name: string): Promise<Namespace>;
-  listNamespaces(): Promise<Namespace[]>;
+  /** Namespaces, all or those matching a label selector. */
+  listNamespaces(labelSelector?: string): Promise<Namespace[]>;
 
   /** The namespace's HierarchyConfiguration, or undefined if it has none (404). */
   getHierarchy(namespace: string): Promise<HierarchyConfiguration | undefined>;
@@ -81,6 +134,18 @@ export interface HncApi {
   getObject(namespace: string, type: ResourceType, name: string): Promise<AnyObject | undefined>;
   /** Discovery of one group version (core: group ""), subresources left out. */
   listApiResources(group: string, version: string): Promise<ApiResource[]>;
+  /** Discovery: every API group but the core one, with its preferred version. */
+  listApiGroups(): Promise<ApiGroupVersion[]>;
+
+  /** A list as the server's Table, in one namespace or (namespace undefined) in all of them. */
+  listTable(type: ResourceType, namespace: string | undefined, opts?: ListOptions): Promise<Table>;
+  /** A list of full objects, in one namespace or (namespace undefined) in all of them. */
+  listAll(type: ResourceType, namespace: string | undefined, opts?: ListOptions): Promise<ObjectList>;
+  /**
+   * Watches from opts.resourceVersion, calling onEvent for each event as it arrives; resolves when
+   * the server ends the watch (it does after a while: watch again from the last resourceVersion).
+   */
+  watch(type: ResourceType, namespace: string | undefined, opts: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void>;
 }
 
 /** What a successful connection gives the commands. */
@@ -88,4 +153,6 @@ export interface Session {
   api: HncApi;
   /** `-n/--namespace` if given, else the kubeconfig context's namespace, else "default". */
   namespace: string;
+  /** `--cache-dir`: where discovery may be kept between runs. */
+  cacheDir?: string;
 }

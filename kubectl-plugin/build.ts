@@ -1,6 +1,6 @@
 // Bundles the plugin into one ES module, dist/kubectl-hns.mjs, with a node shebang: `npm run
-// build:plugin`. Command modules are imported lazily in program.ts, so esbuild wraps them in
-// deferred initialisers and `--help` never evaluates the kube client.
+// build:plugin`. The connection is imported lazily (main.ts), so esbuild wraps it in a deferred
+// initialiser and `--help` never evaluates the kube client or @kubernetes/client-node.
 import { chmodSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +21,7 @@ const result = await build({
   legalComments: 'eof',
   metafile: true,
   logLevel: 'warning',
-  // CommonJS dependencies (commander, ...) call require(); give the ES module one.
+  // CommonJS dependencies call require(); give the ES module one.
   banner: {
     js: '#!/usr/bin/env node\nimport { createRequire as __hnsCreateRequire } from "node:module";\nconst require = __hnsCreateRequire(import.meta.url);',
   },

@@ -1,19 +1,25 @@
+// kubectl's global flags → the connection the plugin makes: each flag's effect on the server, TLS,
+// credentials, impersonation and namespace, over a kubeconfig file (the project's own loader).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type https from 'node:https';
 import { describe, expect, it } from 'vitest';
-import { connect, impersonationHeaders, loadKubeConfig } from './connection.js';
+import type { ClusterConnection } from '../kube/kubeconfig.js';
+import type { GlobalFlags } from './cli/global-flags.js';
+import { connect, impersonationHeaders, loadConnection } from './connection.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kubectl-hns-'));
-const kubeconfig = join(dir, 'config');
-writeFileSync(
-  kubeconfig,
+const file = (name: string, content: string): string => {
+  writeFileSync(join(dir, name), content);
+  return join(dir, name);
+};
+const kubeconfig = file(
+  'config',
   `apiVersion: v1
 kind: Config
 clusters:
 - name: one
-  cluster: {server: "https://127.0.0.1:6443"}
+  cluster: {server: "https://127.0.0.1:6443", certificate-authority-data: ${Buffer.from('CA-ONE').toString('base64')}}
 - name: two
   cluster: {server: "https://127.0.0.2:6443"}
 - name: plain
@@ -23,6 +29,10 @@ users:
   user: {token: admin-token}
 - name: other
   user: {token: other-token}
+- name: certs
+  user: {client-certificate-data: ${Buffer.from('CERT').toString('base64')}, client-key-data: ${Buffer.from('KEY').toString('base64')}}
+- name: plugin
+  user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: get-token}}
 contexts:
 - name: first
   context: {cluster: one, user: admin, namespace: team-a}
@@ -30,54 +40,120 @@ contexts:
   context: {cluster: two, user: other}
 - name: insecure
   context: {cluster: plain, user: admin}
+- name: with-certs
+  context: {cluster: one, user: certs}
+- name: with-exec
+  context: {cluster: one, user: plugin}
 current-context: first
 `,
 );
+const caFile = file('ca.crt', 'CA-FILE');
+const certFile = file('client.crt', 'CERT-FILE');
+const keyFile = file('client.key', 'KEY-FILE');
+const env = {};
 
-async function headersOf(flags: Parameters<typeof loadKubeConfig>[0]): Promise<Record<string, unknown>> {
-  const opts: https.RequestOptions = {};
-  await loadKubeConfig(flags).applyToHTTPSOptions(opts);
-  return opts.headers as Record<string, unknown>;
+function conn(flags: GlobalFlags): ClusterConnection {
+  const got = loadConnection({ kubeconfig, ...flags }, env);
+  if (got.kind !== 'direct') throw new Error(`expected a direct connection: ${got.reason}`);
+  return got;
 }
 
-describe('connection', () => {
-  it('uses the kubeconfig’s current context and its namespace', async () => {
-    const session = await connect({ kubeconfig });
-    expect(session.api.server).toBe('https://127.0.0.1:6443');
-    expect(session.namespace).toBe('team-a');
-    expect((await connect({ kubeconfig, namespace: 'x' })).namespace).toBe('x');
+const text = (b: Buffer | undefined): string | undefined => b?.toString();
+
+describe('global flags take effect on the connection', () => {
+  // Each row: the flags, and what the connection must show for them.
+  it.each<[string, GlobalFlags, (c: ClusterConnection) => unknown, unknown]>([
+    [
+      'no flags: the current context',
+      {},
+      (c) => [c.server, c.namespace, c.headers().Authorization],
+      ['https://127.0.0.1:6443', 'team-a', 'Bearer admin-token'],
+    ],
+    ['--context', { context: 'second' }, (c) => [c.server, c.headers().Authorization], ['https://127.0.0.2:6443', 'Bearer other-token']],
+    ['--cluster', { cluster: 'two' }, (c) => [c.server, c.headers().Authorization], ['https://127.0.0.2:6443', 'Bearer admin-token']],
+    ['--user', { user: 'other' }, (c) => [c.server, c.headers().Authorization], ['https://127.0.0.1:6443', 'Bearer other-token']],
+    ['-n/--namespace', { namespace: 'elsewhere' }, (c) => c.namespace, 'elsewhere'],
+    [
+      '-s/--server',
+      { server: 'https://10.0.0.9:443' },
+      (c) => [c.server, c.headers().Authorization],
+      ['https://10.0.0.9:443', 'Bearer admin-token'],
+    ],
+    [
+      '--token replaces the user’s credentials',
+      { context: 'with-certs', token: 'flag-token' },
+      (c) => [c.headers().Authorization, c.tls.cert],
+      ['Bearer flag-token', undefined],
+    ],
+    [
+      '--username/--password',
+      { username: 'ann', password: 'pw' },
+      (c) => c.headers().Authorization,
+      `Basic ${Buffer.from('ann:pw').toString('base64')}`,
+    ],
+    [
+      '--client-certificate/--client-key',
+      { clientCertificate: certFile, clientKey: keyFile },
+      (c) => [text(c.tls.cert), text(c.tls.key), c.headers().Authorization],
+      ['CERT-FILE', 'KEY-FILE', undefined],
+    ],
+    ['--certificate-authority replaces the CA data', { certificateAuthority: caFile }, (c) => text(c.tls.ca), 'CA-FILE'],
+    ['--insecure-skip-tls-verify', { insecureSkipTlsVerify: true }, (c) => [c.tls.rejectUnauthorized, c.tls.ca], [false, undefined]],
+    [
+      '--insecure-skip-tls-verify=false',
+      { insecureSkipTlsVerify: false },
+      (c) => [c.tls.rejectUnauthorized, text(c.tls.ca)],
+      [true, 'CA-ONE'],
+    ],
+    ['--tls-server-name', { tlsServerName: 'kubernetes.default' }, (c) => c.tls.servername, 'kubernetes.default'],
+    ['--as', { as: 'alice' }, (c) => c.headers()['Impersonate-User'], 'alice'],
+    ['--as-group (repeated)', { as: 'alice', asGroup: ['devs', 'ops'] }, (c) => c.headers()['Impersonate-Group'], ['devs', 'ops']],
+    ['--as-uid', { as: 'alice', asUid: '42' }, (c) => c.headers()['Impersonate-Uid'], '42'],
+    ['a token flag makes an exec user direct', { context: 'with-exec', token: 't' }, (c) => c.headers().Authorization, 'Bearer t'],
+  ])('%s', (_name, flags, read, expected) => {
+    expect(read(conn(flags))).toEqual(expected);
   });
 
-  it('--context, --cluster and --user pick other entries', async () => {
-    const second = await connect({ kubeconfig, context: 'second' });
-    expect([second.api.server, second.namespace]).toEqual(['https://127.0.0.2:6443', 'default']);
-    expect((await connect({ kubeconfig, cluster: 'two' })).api.server).toBe('https://127.0.0.2:6443');
-    expect(await headersOf({ kubeconfig, user: 'other' })).toMatchObject({ Authorization: 'Bearer other-token' });
+  it('--server and --token need no kubeconfig at all, as with kubectl', () => {
+    const got = loadConnection({ server: 'https://10.1.1.1:6443', token: 'tok', certificateAuthority: caFile }, { KUBECONFIG: '' });
+    expect(got.kind === 'direct' && [got.server, got.headers().Authorization, text(got.tls.ca)]).toEqual([
+      'https://10.1.1.1:6443',
+      'Bearer tok',
+      'CA-FILE',
+    ]);
+  });
+
+  it('leaves an exec user to client-node, with the flags applied to its entries', () => {
+    const got = loadConnection({ kubeconfig, context: 'with-exec', server: 'https://10.0.0.7:6443', namespace: 'x' }, env);
+    expect(got.kind).toBe('client-node');
+    if (got.kind !== 'client-node') return;
+    const ctx = got.config.contexts.find((c) => c.name === got.context)?.context;
+    expect(ctx?.namespace).toBe('x');
+    expect(got.config.clusters.find((c) => c.name === ctx?.cluster)?.cluster.server).toBe('https://10.0.0.7:6443');
+  });
+
+  it('connect() uses the context’s namespace unless -n says otherwise', async () => {
+    const session = await connect({ kubeconfig });
+    expect([session.api.server, session.namespace]).toEqual(['https://127.0.0.1:6443', 'team-a']);
+    expect((await connect({ kubeconfig, namespace: 'x' })).namespace).toBe('x');
+    expect((await connect({ kubeconfig, context: 'second' })).namespace).toBe('default');
+    expect((await connect({ kubeconfig, cacheDir: '/tmp/c' })).cacheDir).toBe('/tmp/c');
   });
 
   it('names what does not exist', async () => {
-    await expect(connect({ kubeconfig, context: 'nope' })).rejects.toThrow('Error: context "nope" does not exist');
-    await expect(connect({ kubeconfig, cluster: 'nope' })).rejects.toThrow('Error: cluster "nope" does not exist');
-    await expect(connect({ kubeconfig, user: 'nope' })).rejects.toThrow('Error: user "nope" does not exist');
-    await expect(connect({ kubeconfig: join(dir, 'missing') })).rejects.toThrow(/^Error: cannot load the kubeconfig: ENOENT/);
+    await expect(connect({ kubeconfig, context: 'nope' })).rejects.toThrow(/^Error: context "nope" does not exist/);
+    await expect(connect({ kubeconfig, cluster: 'nope' })).rejects.toThrow(/^Error: cluster "nope" does not exist/);
+    await expect(connect({ kubeconfig, user: 'nope' })).rejects.toThrow(/^Error: user "nope" does not exist/);
+    await expect(connect({ kubeconfig: join(dir, 'missing') })).rejects.toThrow(/^Error: cannot read the kubeconfig .*missing/);
     await expect(connect({ kubeconfig, context: 'insecure' })).rejects.toThrow(
       'Error: only https API servers are supported; the kubeconfig names http://127.0.0.3:8080',
     );
     await expect(connect({ kubeconfig, requestTimeout: 'later' })).rejects.toThrow(/invalid argument "later" for "--request-timeout"/);
+    await expect(connect({ kubeconfig, clientCertificate: certFile })).rejects.toThrow(/has a client certificate but no client key/);
   });
 
-  it('adds impersonation headers for --as and --as-group, next to the credentials', async () => {
-    expect(await headersOf({ kubeconfig, as: 'alice', asGroup: ['devs', 'ops'] })).toEqual({
-      Authorization: 'Bearer admin-token',
-      'Impersonate-User': 'alice',
-      'Impersonate-Group': ['devs', 'ops'],
-    });
-    expect(await headersOf({ kubeconfig })).toEqual({ Authorization: 'Bearer admin-token' });
-  });
-
-  it('refuses --as-group without --as, as kubectl does', () => {
-    expect(() => impersonationHeaders(undefined, ['devs'])).toThrow(
-      'Error: requesting groups without impersonating a user (--as-group needs --as)',
-    );
+  it('refuses --as-group or --as-uid without --as, as kubectl does', () => {
+    expect(() => impersonationHeaders({ asGroup: ['devs'] })).toThrow('Error: requesting uid or groups without impersonating a user');
+    expect(() => impersonationHeaders({ asUid: '1' })).toThrow('Error: requesting uid or groups without impersonating a user');
   });
 });

@@ -9,7 +9,21 @@ import type {
   SubnamespaceAnchor,
   SubnamespaceAnchorList,
 } from '../core/api/index.js';
-import type { AnyObject, ApiResource, HncApi, KubeEvent, Namespace, ResourceType } from './api.js';
+import type { IncomingMessage } from 'node:http';
+import type {
+  AnyObject,
+  ApiGroupVersion,
+  ApiResource,
+  HncApi,
+  KubeEvent,
+  ListOptions,
+  Namespace,
+  ObjectList,
+  ResourceType,
+  Table,
+  WatchEvent,
+  WatchOptions,
+} from './api.js';
 import { ConnectionError, ServerError, isNotFound } from './errors.js';
 
 const HNC = `/apis/${API_VERSION}`;
@@ -56,8 +70,8 @@ export class KubeHncApi implements HncApi {
   getNamespace(name: string): Promise<Namespace> {
     return this.call('GET', `/api/v1/namespaces/${seg(name)}`);
   }
-  async listNamespaces(): Promise<Namespace[]> {
-    return (await this.call<List<Namespace>>('GET', '/api/v1/namespaces')).items ?? [];
+  async listNamespaces(labelSelector?: string): Promise<Namespace[]> {
+    return (await this.call<List<Namespace>>('GET', '/api/v1/namespaces', { query: { labelSelector } })).items ?? [];
   }
 
   private hcPath(ns: string, name?: string): string {
@@ -120,7 +134,95 @@ export class KubeHncApi implements HncApi {
     const list = await this.call<{ resources?: ApiResource[] }>('GET', groupVersionPath(group, version));
     return (list.resources ?? []).filter((r) => !r.name.includes('/'));
   }
+
+  async listApiGroups(): Promise<ApiGroupVersion[]> {
+    const list = await this.call<{
+      groups?: Array<{ name: string; preferredVersion?: { version: string }; versions?: Array<{ version: string }> }>;
+    }>('GET', '/apis');
+    return (list.groups ?? []).map((g) => ({ group: g.name, version: g.preferredVersion?.version ?? g.versions?.[0]?.version ?? 'v1' }));
+  }
+
+  private listPath(type: ResourceType, namespace: string | undefined): string {
+    const base = groupVersionPath(type.group, type.version);
+    return namespace === undefined ? `${base}/${seg(type.resource)}` : `${base}/namespaces/${seg(namespace)}/${seg(type.resource)}`;
+  }
+
+  listTable(type: ResourceType, namespace: string | undefined, opts: ListOptions = {}): Promise<Table> {
+    return this.call<Table>('GET', this.listPath(type, namespace), { query: { ...opts }, accept: TABLE });
+  }
+
+  async listAll(type: ResourceType, namespace: string | undefined, opts: ListOptions = {}): Promise<ObjectList> {
+    const list = await this.call<List<AnyObject> & { apiVersion?: string; metadata?: { resourceVersion?: string } }>(
+      'GET',
+      this.listPath(type, namespace),
+      { query: { ...opts } },
+    );
+    const kind = list.kind?.endsWith('List') ? list.kind.slice(0, -'List'.length) : type.kind;
+    const apiVersion = list.apiVersion;
+    return {
+      items: (list.items ?? []).map((o) => ({ apiVersion, kind, ...o })),
+      resourceVersion: list.metadata?.resourceVersion,
+    };
+  }
+
+  async watch(type: ResourceType, namespace: string | undefined, opts: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void> {
+    const path = this.listPath(type, namespace);
+    const query = {
+      watch: 'true',
+      allowWatchBookmarks: 'true',
+      resourceVersion: opts.resourceVersion,
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
+    };
+    let res: IncomingMessage;
+    try {
+      ({ res } = await this.client.stream(path, query, undefined, opts.table ? TABLE : 'application/json'));
+    } catch (err) {
+      throw new ConnectionError(this.client.server, describeNetworkError(err, this.timeoutMs));
+    }
+    const code = res.statusCode ?? 0;
+    if (code < 200 || code >= 300) {
+      let body = '';
+      for await (const chunk of res) body += String(chunk);
+      let status: { message?: string; reason?: string } | undefined;
+      try {
+        status = JSON.parse(body) as { message?: string; reason?: string };
+      } catch {
+        status = undefined;
+      }
+      throw new ServerError(code, status?.message || `the server answered ${code} to watch ${path}`, status?.reason);
+    }
+    // One JSON event per line; each is handed on as soon as its line is complete. An error thrown
+    // by onEvent ends the watch and is the caller's, not a network failure.
+    let pending = '';
+    let handlerError: unknown;
+    try {
+      for await (const chunk of res) {
+        pending += String(chunk);
+        let nl = pending.indexOf('\n');
+        while (nl >= 0 && handlerError === undefined) {
+          const line = pending.slice(0, nl).trim();
+          pending = pending.slice(nl + 1);
+          try {
+            if (line !== '') onEvent(JSON.parse(line) as WatchEvent);
+          } catch (err) {
+            handlerError = err;
+          }
+          nl = pending.indexOf('\n');
+        }
+        if (handlerError !== undefined) break;
+      }
+    } catch (err) {
+      throw new ConnectionError(this.client.server, describeNetworkError(err, this.timeoutMs));
+    } finally {
+      res.destroy();
+    }
+    if (handlerError !== undefined) throw handlerError;
+  }
 }
+
+/** The server's own table of a list, as kubectl asks for it (JSON as the fallback). */
+const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
 
 function groupVersionPath(group: string, version: string): string {
   return group ? `/apis/${seg(group)}/${seg(version)}` : `/api/${seg(version)}`;

@@ -1,5 +1,5 @@
-// Entry point of `kubectl-hns`. Everything heavy (the kube client, YAML) loads only when a command
-// needs it; see program.ts.
+// Entry point of `kubectl-hns`. The connection (and, for exec or auth-provider users only,
+// @kubernetes/client-node) loads only when a command connects; see program.ts.
 import pc from 'picocolors';
 import { processIo } from './io.js';
 import { runCli } from './program.js';

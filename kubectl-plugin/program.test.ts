@@ -29,7 +29,13 @@ describe('kubectl-hns', () => {
     const help = await cli(['tree', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('-A, --all-namespaces');
-    expect(help.stdout).toContain('--kubeconfig <path>');
+    expect(help.stdout).toContain('Global Flags:\n');
+    expect(help.stdout).toContain('      --kubeconfig string');
+    expect(help.stdout).toContain('  -s, --server string');
+    expect((await cli(['tree', '-h'])).stdout).toBe(help.stdout);
+    expect((await cli(['config'])).stdout).toContain(
+      'Available Commands:\n  describe       Displays information about the HNC configuration',
+    );
   });
 
   it('prints the version two ways', async () => {
@@ -40,13 +46,41 @@ describe('kubectl-hns', () => {
   });
 
   it('rejects unknown commands and flags with one Error line, exit 1', async () => {
-    expect(await cli(['frobnicate'])).toMatchObject({ code: 1, stderr: "Error: unknown command 'frobnicate'\n" });
-    expect(await cli(['tree', '--bogus'])).toMatchObject({ code: 1, stderr: "Error: unknown option '--bogus'\n" });
-    const out = await cli(['tree', 'a', '-o', 'xml']);
-    expect(out.code).toBe(1);
-    expect(out.stderr).toMatch(
-      /^Error: option '-o, --output <format>' argument 'xml' is invalid\. Allowed choices are json, yaml, dot\.\n$/,
-    );
+    expect(await cli(['frobnicate'])).toMatchObject({ code: 1, stderr: 'Error: unknown command "frobnicate" for "kubectl-hns"\n' });
+    expect(await cli(['config', 'nope'])).toMatchObject({ code: 1, stderr: 'Error: unknown command "nope" for "kubectl-hns config"\n' });
+    expect(await cli(['tree', '--bogus'])).toMatchObject({ code: 1, stderr: 'Error: unknown flag: --bogus\n' });
+    expect(await cli(['tree', '-x'])).toMatchObject({ code: 1, stderr: "Error: unknown shorthand flag: 'x' in -x\n" });
+    expect(await cli(['set', 'a', '--parent'])).toMatchObject({ code: 1, stderr: 'Error: flag needs an argument: --parent\n' });
+    expect(await cli(['set', 'a', '-a=maybe'])).toMatchObject({
+      code: 1,
+      stderr: 'Error: invalid argument "maybe" for "-a, --allowCascadingDeletion" flag: use true or false\n',
+    });
+    expect(await cli(['tree', 'a', '-o', 'xml'])).toMatchObject({
+      code: 1,
+      stderr: 'Error: invalid argument "xml" for "-o, --output" flag: must be one of json, yaml, dot\n',
+    });
+    expect(await cli(['create'])).toMatchObject({ code: 1, stderr: 'Error: accepts 1 arg(s) (CHILD), received 0\n' });
+    expect(await cli(['get'])).toMatchObject({ code: 1, stderr: "Error: not enough arguments to 'get'\n" });
+    expect(await cli(['get', 'a', 'b', 'c'])).toMatchObject({ code: 1, stderr: "Error: too many arguments to 'get'\n" });
+  });
+
+  it('takes flags as kubectl users type them: =true/=false, short groups, before the command, after --', async () => {
+    const api = new FakeApi().addNamespace('bar');
+    const acd = async (...args: string[]) => {
+      await cli(['set', 'bar', ...args], api);
+      return api.hierarchies.get('bar')?.spec?.allowCascadingDeletion ?? false;
+    };
+    expect(await acd('--allowCascadingDeletion=true')).toBe(true);
+    expect(await cli(['set', 'bar', '--allowCascadingDeletion=false'], api)).toMatchObject({ code: 0, stdout: 'No changes made\n' });
+    expect(await cli(['set', '-f', 'bar'], api)).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining("Forbidding cascading deletion on 'bar'"),
+    });
+    expect(await cli(['set', '-rp', 'x', 'bar'], api)).toMatchObject({ code: 1 });
+    expect(await cli(['--namespace', 'bar', 'create', 'dev'], api)).toMatchObject({ code: 0 });
+    expect(api.anchors.has('bar/dev')).toBe(true);
+    expect(await cli(['create', '-nbar', '--', '-odd'], api)).toMatchObject({ code: 0 });
+    expect(api.anchors.has('bar/-odd')).toBe(true);
   });
 
   it('passes kubectl’s standard flags, before or after the command', async () => {
@@ -75,16 +109,7 @@ describe('kubectl-hns', () => {
     );
     expect(code).toBe(0);
     expect(flags).toEqual([
-      {
-        kubeconfig: '/k',
-        context: 'c',
-        cluster: 'cl',
-        user: 'u',
-        namespace: undefined,
-        as: 'alice',
-        asGroup: ['g1', 'g2'],
-        requestTimeout: '2s',
-      },
+      { kubeconfig: '/k', context: 'c', cluster: 'cl', user: 'u', as: 'alice', asGroup: ['g1', 'g2'], requestTimeout: '2s' },
     ]);
   });
 

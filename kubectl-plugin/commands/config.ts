@@ -1,6 +1,7 @@
 // `kubectl hns config describe | set-resource | delete-type`.
 import { API_VERSION, PROPAGATION_MODES, PropagationMode, Singleton, type HNCConfiguration } from '../../core/api/index.js';
 import type { HncApi } from '../api.js';
+import { boolFlag, defineCommand, stringFlag } from '../cli/command.js';
 import { CliError } from '../errors.js';
 import type { Io } from '../io.js';
 import type { ConfigView } from '../model.js';
@@ -96,3 +97,78 @@ export async function runConfigDeleteType(api: HncApi, io: Io, flags: DeleteType
   await writeConfig(api, config, kept);
   io.out(`Configuration for type with group: ${group}, resource: ${resource} is deleted\n`);
 }
+
+const configDescribe = defineCommand({
+  name: 'describe',
+  summary: 'Displays information about the HNC configuration',
+  args: { min: 0, max: 0, names: '' },
+  async run({ io, connect }) {
+    await runConfigDescribe((await connect()).api, io);
+  },
+});
+
+const configSetResource = defineCommand({
+  name: 'set-resource',
+  summary: 'Sets the HNC configuration of a specific resource',
+  usage: 'RESOURCE [--group GROUP] [--force] --mode <Propagate|Remove|Ignore|AllowPropagate>',
+  examples: [
+    '  # Set configuration of a core type',
+    '  kubectl hns config set-resource secrets --mode Ignore',
+    '',
+    '  # Set configuration of a custom type',
+    '  kubectl hns config set-resource crontabs --group stable.example.com --mode Propagate',
+  ].join('\n'),
+  args: { min: 1, max: 1, names: 'RESOURCE' },
+  flags: [
+    { name: 'group', kind: 'string', value: 'string', description: 'The group of the resource; may be omitted for core resources' },
+    {
+      name: 'mode',
+      kind: 'string',
+      value: 'string',
+      description: 'The synchronization mode: one of Propagate, Remove, Ignore or AllowPropagate',
+    },
+    {
+      name: 'force',
+      short: 'f',
+      kind: 'bool',
+      description: 'Allow the synchronization mode to be changed directly from Ignore to Propagate despite the dangers of doing so',
+    },
+  ],
+  async run({ args, flags, io, connect }) {
+    const opts: SetResourceFlags = {
+      group: stringFlag(flags, 'group') ?? '',
+      mode: stringFlag(flags, 'mode'),
+      force: boolFlag(flags, 'force'),
+    };
+    parseMode(opts.mode);
+    await runConfigSetResource((await connect()).api, io, args[0] ?? '', opts);
+  },
+});
+
+const configDeleteType = defineCommand({
+  name: 'delete-type',
+  summary: 'Delete the HNC configuration of a specific type',
+  usage: '--group X --resource Y',
+  examples: [
+    '  # Delete configuration of a core type',
+    '  kubectl hns config delete-type --resource secrets',
+    '',
+    '  # Delete configuration of a custom type',
+    '  kubectl hns config delete-type --group stable.example.com --resource crontabs',
+  ].join('\n'),
+  args: { min: 0, max: 0, names: '' },
+  flags: [
+    { name: 'group', kind: 'string', value: 'string', description: 'group of the resource' },
+    { name: 'resource', kind: 'string', value: 'string', description: 'resource to be configured' },
+  ],
+  async run({ flags, io, connect }) {
+    const opts: DeleteTypeFlags = { group: stringFlag(flags, 'group') ?? '', resource: stringFlag(flags, 'resource') ?? '' };
+    await runConfigDeleteType((await connect()).api, io, opts);
+  },
+});
+
+export const configCommand = defineCommand({
+  name: 'config',
+  summary: 'Manipulates the HNC configuration',
+  subcommands: [configDescribe, configSetResource, configDeleteType],
+});

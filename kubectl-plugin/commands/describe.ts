@@ -2,10 +2,12 @@
 // be readable; any other part the user may not read becomes a note.
 import { EVENT_SOURCE_COMPONENT, type HierarchyConfiguration, type SubnamespaceAnchor } from '../../core/api/index.js';
 import type { HncApi, KubeEvent } from '../api.js';
+import { defineCommand, stringFlag } from '../cli/command.js';
 import { isForbidden, isNotFound } from '../errors.js';
 import type { Io } from '../io.js';
 import type { ChildView, DescribeView, EventView } from '../model.js';
 import { renderDescribe } from '../render/describe-text.js';
+import { parseObjectRef, runExplain } from './explain.js';
 import { loadInheritedObjects } from './inherited.js';
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; forbidden: true };
@@ -79,3 +81,38 @@ export async function loadDescribe(api: HncApi, namespace: string): Promise<Desc
 export async function runDescribe(api: HncApi, io: Io, namespace: string, now: Date = new Date()): Promise<void> {
   io.out(renderDescribe(await loadDescribe(api, namespace), now));
 }
+
+export const describeCommand = defineCommand({
+  name: 'describe',
+  summary: 'Displays information about the hierarchy configuration',
+  description:
+    'Displays the hierarchy configuration of NAMESPACE, the objects it inherits, and recent HNC events.\n' +
+    'With --object, explains instead why the named object is or is not propagated into NAMESPACE.',
+  usage: 'NAMESPACE [--object TYPE/NAME]',
+  examples: [
+    "  # The hierarchy of 'dev', what it inherits and from where, and HNC's events there",
+    '  kubectl hns describe dev',
+    '',
+    "  # Why the Role 'admin' is, or is not, in 'dev'",
+    '  kubectl hns describe dev --object role/admin',
+  ].join('\n'),
+  args: { min: 1, max: 1, names: 'NAMESPACE' },
+  flags: [
+    {
+      name: 'object',
+      kind: 'string',
+      value: 'TYPE/NAME',
+      description: 'Explain why this object (e.g. role/admin, secrets/db-password) is or is not propagated into NAMESPACE',
+    },
+  ],
+  async run({ args, flags, io, connect, now }) {
+    const ns = args[0] ?? '';
+    const object = stringFlag(flags, 'object');
+    if (object !== undefined) {
+      const ref = parseObjectRef(object);
+      await runExplain((await connect()).api, io, ns, ref);
+      return;
+    }
+    await runDescribe((await connect()).api, io, ns, now());
+  },
+});

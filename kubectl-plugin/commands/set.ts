@@ -1,5 +1,6 @@
 // `kubectl hns set NAMESPACE [--root | --parent P] [--allowCascadingDeletion | --forbidCascadingDeletion]`
 import type { HncApi } from '../api.js';
+import { boolFlag, defineCommand, stringFlag } from '../cli/command.js';
 import { CliError } from '../errors.js';
 import type { Io } from '../io.js';
 import { readHierarchy, writeHierarchy } from './hierarchy.js';
@@ -70,3 +71,40 @@ export async function runSet(api: HncApi, io: Io, ns: string, flags: SetFlags): 
   // "Succesfully" (sic) is HNC's spelling; scripts may match it.
   io.out(`Succesfully updated ${changes} ${changes > 1 ? 'properties' : 'property'} of the hierarchical configuration of ${ns}\n`);
 }
+
+export const setCommand = defineCommand({
+  name: 'set',
+  summary: 'Sets hierarchical properties of the given namespace',
+  usage: 'NAMESPACE [flags]',
+  examples: [
+    "  # Make 'foo' the parent of 'bar'",
+    '  kubectl hns set bar --parent foo',
+    '',
+    "  # Make 'bar' a root (remove its parent)",
+    '  kubectl hns set bar --root',
+    '',
+    "  # Allow 'foo', or any of its descendants, to be cascading deleted",
+    '  kubectl hns set foo --allowCascadingDeletion',
+    '',
+    "  # Forbid cascading deletion on 'foo' and its subtree (unless allowed on a descendant)",
+    '  kubectl hns set foo --forbidCascadingDeletion',
+  ].join('\n'),
+  args: { min: 1, max: 1, names: 'NAMESPACE' },
+  flags: [
+    { name: 'root', short: 'r', kind: 'bool', description: 'Removes the current parent namespace, making this namespace a root' },
+    { name: 'parent', short: 'p', kind: 'string', value: 'string', description: 'Sets the parent namespace' },
+    { name: 'allowCascadingDeletion', short: 'a', kind: 'bool', description: 'Allows cascading deletion of its subnamespaces.' },
+    { name: 'forbidCascadingDeletion', short: 'f', kind: 'bool', description: 'Protects cascading deletion of its subnamespaces.' },
+  ],
+  async run({ args, flags, io, connect }) {
+    const set: SetFlags = {
+      root: boolFlag(flags, 'root'),
+      parent: stringFlag(flags, 'parent'),
+      allowCascadingDeletion: boolFlag(flags, 'allowCascadingDeletion'),
+      forbidCascadingDeletion: boolFlag(flags, 'forbidCascadingDeletion'),
+    };
+    validateSet(set);
+    const session = await connect();
+    await runSet(session.api, io, args[0] ?? '', set);
+  },
+});

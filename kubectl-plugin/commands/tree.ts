@@ -11,6 +11,7 @@
 //   parent is missing, or not yet in their parent's status) are printed as roots too.
 import { AnchorState, Annotation, NamespaceReason, type HierarchyConfiguration } from '../../core/api/index.js';
 import type { HncApi, Namespace } from '../api.js';
+import { boolFlag, defineCommand, stringFlag } from '../cli/command.js';
 import { CliError, ServerError, isForbidden, isNotFound } from '../errors.js';
 import type { Io } from '../io.js';
 import type { ConditionView, ReadProblem, TreeNode } from '../model.js';
@@ -212,3 +213,28 @@ export async function runTree(api: HncApi, io: Io, names: readonly string[], fla
   const trees = flags.allNamespaces ? await loadAllTrees(api) : await loadTrees(api, names);
   io.out(renderTrees(trees, flags.output));
 }
+
+export const treeCommand = defineCommand({
+  name: 'tree',
+  summary: 'Display one or more hierarchy trees',
+  usage: '[NAMESPACE...] [flags]',
+  examples: '  kubectl hns tree team-a\n  kubectl hns tree -A\n  kubectl hns tree team-a -o dot | dot -Tsvg > team-a.svg',
+  flags: [
+    { name: 'all-namespaces', short: 'A', kind: 'bool', description: 'Displays all trees on the cluster' },
+    {
+      name: 'output',
+      short: 'o',
+      kind: 'string',
+      value: 'format',
+      description: 'Output format instead of text: json, yaml or dot',
+      choices: OUTPUT_FORMATS,
+    },
+  ],
+  async run({ args, flags, io, connect }) {
+    const output = stringFlag(flags, 'output') as OutputFormat | undefined;
+    const tree: TreeFlags = { allNamespaces: boolFlag(flags, 'all-namespaces'), ...(output ? { output } : {}) };
+    validateTree(args, tree);
+    const session = await connect();
+    await runTree(session.api, io, args, tree);
+  },
+});

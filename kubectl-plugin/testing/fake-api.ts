@@ -1,7 +1,18 @@
 // An in-memory HncApi for unit tests: a few maps, request recording, and switches that make a
 // call answer 403 (RBAC denial) or any error, so tests read like small stories.
 import type { HNCConfiguration, HierarchyConfiguration, SubnamespaceAnchor } from '../../core/api/index.js';
-import type { AnyObject, ApiResource, HncApi, KubeEvent, Namespace, ResourceType } from '../api.js';
+import type {
+  AnyObject,
+  ApiGroupVersion,
+  ApiResource,
+  HncApi,
+  KubeEvent,
+  ListOptions,
+  Namespace,
+  ObjectList,
+  ResourceType,
+  Table,
+} from '../api.js';
 import { ServerError } from '../errors.js';
 
 const clone = <T>(x: T): T => structuredClone(x);
@@ -64,9 +75,10 @@ export class FakeApi implements HncApi {
     if (!ns) throw new ServerError(404, `namespaces "${name}" not found`, 'NotFound');
     return clone(ns);
   }
-  async listNamespaces(): Promise<Namespace[]> {
-    this.check('list ns');
-    return [...this.namespaces.values()].map(clone);
+  async listNamespaces(labelSelector?: string): Promise<Namespace[]> {
+    this.check(labelSelector ? `list ns ${labelSelector}` : 'list ns');
+    // A selector here is only ever "<key>" (exists), as the tree labels are asked for.
+    return [...this.namespaces.values()].filter((ns) => !labelSelector || ns.metadata.labels?.[labelSelector] !== undefined).map(clone);
   }
   async getHierarchy(namespace: string): Promise<HierarchyConfiguration | undefined> {
     this.check(`get hc ${namespace}`);
@@ -139,5 +151,47 @@ export class FakeApi implements HncApi {
     const resources = this.discovery.get(`${group}/${version}`);
     if (!resources) throw new ServerError(404, 'the server could not find the requested resource', 'NotFound');
     return resources.map(clone);
+  }
+  async listApiGroups(): Promise<ApiGroupVersion[]> {
+    this.check('discover groups');
+    return [...this.discovery.keys()]
+      .filter((k) => !k.startsWith('/'))
+      .map((k) => ({ group: k.split('/')[0] ?? '', version: k.split('/')[1] ?? '' }));
+  }
+
+  private objectsIn(type: ResourceType, namespace: string | undefined, opts: ListOptions): AnyObject[] {
+    const name = opts.fieldSelector?.startsWith('metadata.name=') ? opts.fieldSelector.slice('metadata.name='.length) : undefined;
+    const keys =
+      namespace === undefined ? [...this.objects.keys()].filter((k) => k.endsWith(`/${type.resource}`)) : [`${namespace}/${type.resource}`];
+    return keys
+      .flatMap((k) => (this.objects.get(k) ?? []).map((o) => ({ ...o, metadata: { namespace: k.split('/')[0], ...o.metadata } })))
+      .filter((o) => name === undefined || o.metadata.name === name);
+  }
+
+  /** A table with the columns Name and Data (the number of keys of `data`), Data at priority 1. */
+  async listTable(type: ResourceType, namespace: string | undefined, opts: ListOptions = {}): Promise<Table> {
+    this.check(`table ${type.resource} ${namespace ?? '*'}`);
+    return {
+      columnDefinitions: [
+        { name: 'Name', type: 'string', format: 'name' },
+        { name: 'Data', type: 'integer', priority: 1 },
+      ],
+      rows: this.objectsIn(type, namespace, opts).map((o) => ({
+        cells: [o.metadata.name, Object.keys((o.data as object | undefined) ?? {}).length],
+        object: { metadata: clone(o.metadata) },
+      })),
+      metadata: { resourceVersion: '7' },
+    };
+  }
+  async listAll(type: ResourceType, namespace: string | undefined, opts: ListOptions = {}): Promise<ObjectList> {
+    this.check(`list ${type.resource} ${namespace ?? '*'}`);
+    return {
+      items: this.objectsIn(type, namespace, opts).map((o) => clone({ apiVersion: 'v1', kind: type.kind, ...o })),
+      resourceVersion: '7',
+    };
+  }
+  watch(type: ResourceType, namespace: string | undefined): Promise<void> {
+    this.check(`watch ${type.resource} ${namespace ?? '*'}`);
+    return Promise.resolve();
   }
 }

@@ -1,0 +1,370 @@
+// `kubectl hns get RESOURCE [NAME] [-n NS] [-A] [-w] [-o name|json|yaml|wide] [-l SELECTOR]`: a
+// resource across NS's whole subtree, as kubectl prints it, with a NAMESPACE column.
+//
+// * The subtree: the namespaces carrying NS's tree label (`NS.tree.hnc.x-k8s.io/depth`), one
+//   request; a user who may not list namespaces gets it from the HierarchyConfigurations instead,
+//   as `tree` reads it, and a note for each part that could not be read.
+// * The list: one request per namespace of the subtree, 32 at a time, each as the server's Table
+//   (its own columns); a namespace where the user may not list RESOURCE is left out, with a note.
+//   With -A, one cluster-wide request.
+// * --watch: the list, then every event as it arrives, one line each, written at once (nothing is
+//   buffered: the consumer may stop reading at any moment). A user who may list RESOURCE
+//   cluster-wide gets one cluster-wide watch filtered to the subtree (the subtree is followed as it
+//   grows); otherwise one watch per namespace of the subtree.
+import { stringify } from 'yaml';
+import { treeLabel } from '../../core/api/index.js';
+import type { AnyObject, HncApi, Table, TableRow, WatchEvent } from '../api.js';
+import { boolFlag, defineCommand, stringFlag } from '../cli/command.js';
+import { CliError, ServerError, isForbidden, isNotFound } from '../errors.js';
+import type { Io } from '../io.js';
+import type { TreeNode } from '../model.js';
+import { TablePrinter, type GetRow } from '../render/get-table.js';
+import { resolveResource, type FoundResource } from './resources.js';
+import { loadTrees } from './tree.js';
+
+export const GET_OUTPUTS = ['name', 'json', 'yaml', 'wide'] as const;
+export type GetOutput = (typeof GET_OUTPUTS)[number];
+
+export interface GetFlags {
+  resource: string;
+  name?: string;
+  /** The subtree's root; ignored with allNamespaces. */
+  namespace: string;
+  allNamespaces?: boolean;
+  watch?: boolean;
+  output?: GetOutput;
+  selector?: string;
+  cacheDir?: string;
+}
+
+export interface Subtree {
+  namespaces: string[];
+  notes: string[];
+}
+
+const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The namespaces of root's subtree, root first, and notes for the parts that could not be read. */
+export async function loadSubtree(api: HncApi, root: string): Promise<Subtree> {
+  try {
+    const labelled = (await api.listNamespaces(treeLabel(root))).map((ns) => ns.metadata.name ?? '').filter((n) => n !== root);
+    // The root carries its own tree label only once HNC has seen it; it must exist all the same.
+    await api.getNamespace(root);
+    return { namespaces: [root, ...labelled.sort(byName)], notes: [] };
+  } catch (err) {
+    if (!isForbidden(err)) throw err;
+  }
+  const [tree] = await loadTrees(api, [root]);
+  const namespaces: string[] = [];
+  const unreadable: string[] = [];
+  const walk = (node: TreeNode): void => {
+    if (node.problem === 'notFound') return;
+    namespaces.push(node.name);
+    if (node.problem === 'forbidden') unreadable.push(node.name);
+    node.children.forEach(walk);
+  };
+  if (tree) walk(tree);
+  const notes = unreadable.length
+    ? [
+        `no permission to read the hierarchy of ${unreadable.sort(byName).join(', ')}: namespaces below ${unreadable.length > 1 ? 'them' : 'it'} are left out`,
+      ]
+    : [];
+  return { namespaces: [root, ...namespaces.filter((n) => n !== root).sort(byName)], notes };
+}
+
+/** Runs fn over items, at most `limit` at a time, keeping the order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+type PerNamespace<T> = { namespace: string; value?: T; forbidden?: boolean };
+
+/** The same request in every namespace: 403s are noted, 404s (a namespace just deleted) skipped. */
+async function eachNamespace<T>(namespaces: readonly string[], fn: (ns: string) => Promise<T>): Promise<PerNamespace<T>[]> {
+  return mapLimit(namespaces, 32, async (namespace) => {
+    try {
+      return { namespace, value: await fn(namespace) };
+    } catch (err) {
+      if (isForbidden(err)) return { namespace, forbidden: true };
+      if (isNotFound(err)) return { namespace };
+      throw err;
+    }
+  });
+}
+
+const rowNamespace = (row: TableRow, fallback: string): string => row.object?.metadata?.namespace ?? fallback;
+
+/** `kind[.group]/name`, as `kubectl get -o name`. */
+export const objectName = (type: FoundResource, name: string): string =>
+  `${type.kind.toLowerCase()}${type.group ? `.${type.group}` : ''}/${name}`;
+
+function forbiddenNote(type: FoundResource, namespaces: readonly string[]): string {
+  return `no permission to list ${type.resource} in ${namespaces.length > 1 ? 'namespaces' : 'namespace'} ${namespaces.join(', ')}: left out`;
+}
+
+/** Prints objects as -o name|json|yaml; one at a time for watches. */
+class ObjectPrinter {
+  private first = true;
+  constructor(
+    private readonly io: Io,
+    private readonly output: 'name' | 'json' | 'yaml',
+    private readonly type: FoundResource,
+  ) {}
+  list(items: readonly AnyObject[]): void {
+    if (this.output === 'name') {
+      for (const o of items) this.one(o);
+      return;
+    }
+    const list = { apiVersion: 'v1', kind: 'List', items, metadata: { resourceVersion: '' } };
+    this.io.out(this.output === 'json' ? `${JSON.stringify(list, null, 4)}\n` : stringify(list));
+  }
+  one(o: AnyObject): void {
+    if (this.output === 'name') this.io.out(`${objectName(this.type, o.metadata.name ?? '')}\n`);
+    else if (this.output === 'json') this.io.out(`${JSON.stringify(o, null, 4)}\n`);
+    else this.io.out(`${this.first ? '' : '---\n'}${stringify(o)}`);
+    this.first = false;
+  }
+}
+
+export async function runGet(api: HncApi, io: Io, flags: GetFlags): Promise<void> {
+  const type = await resolveResource(api, flags.resource, flags.cacheDir);
+  if (!type.namespaced) {
+    throw new CliError(
+      `Error: ${type.resource} are not namespaced; kubectl hns get lists namespaced resources (use kubectl get ${flags.resource})`,
+    );
+  }
+  const opts = {
+    ...(flags.selector ? { labelSelector: flags.selector } : {}),
+    ...(flags.name ? { fieldSelector: `metadata.name=${flags.name}` } : {}),
+  };
+  const subtree = flags.allNamespaces ? undefined : await loadSubtree(api, flags.namespace);
+  const notes = [...(subtree?.notes ?? [])];
+  const where = subtree ? `in the subtree of ${flags.namespace}` : '';
+  const asTable = flags.output === undefined || flags.output === 'wide';
+  const objects = asTable ? undefined : new ObjectPrinter(io, flags.output as 'name' | 'json' | 'yaml', type);
+
+  // A watch of a subtree uses one cluster-wide list and watch when the user may list cluster-wide.
+  let clusterWide: { table?: Table; items?: AnyObject[]; resourceVersion?: string } | undefined;
+  if (flags.watch && subtree) {
+    try {
+      clusterWide = await listOnce(api, type, undefined, opts, asTable);
+    } catch (err) {
+      if (!isForbidden(err)) throw err;
+    }
+  }
+
+  let printer: TablePrinter | undefined;
+  const resourceVersions = new Map<string | undefined, string | undefined>();
+  const inSubtree = new Set(subtree?.namespaces ?? []);
+  const wanted = (ns: string | undefined): boolean => !subtree || (ns !== undefined && inSubtree.has(ns));
+
+  // The list.
+  let count = 0;
+  if (asTable) {
+    let columns: Table['columnDefinitions'];
+    const rows: GetRow[] = [];
+    if (!subtree || clusterWide) {
+      const table = clusterWide?.table ?? (await api.listTable(type, undefined, opts));
+      columns = table.columnDefinitions;
+      for (const r of table.rows ?? []) {
+        const ns = rowNamespace(r, '');
+        if (wanted(ns)) rows.push({ namespace: ns, cells: r.cells });
+      }
+      resourceVersions.set(undefined, table.metadata?.resourceVersion);
+    } else {
+      const lists = await eachNamespace(subtree.namespaces, (ns) => api.listTable(type, ns, opts));
+      const forbidden = lists.filter((l) => l.forbidden).map((l) => l.namespace);
+      if (forbidden.length) notes.push(forbiddenNote(type, forbidden));
+      for (const l of lists) {
+        if (!l.value) continue;
+        columns ??= l.value.columnDefinitions;
+        for (const r of l.value.rows ?? []) rows.push({ namespace: rowNamespace(r, l.namespace), cells: r.cells });
+        resourceVersions.set(l.namespace, l.value.metadata?.resourceVersion);
+      }
+    }
+    printer = new TablePrinter(columns ?? [{ name: 'Name', type: 'string' }], flags.output === 'wide');
+    count = rows.length;
+    if (rows.length) for (const line of printer.lines(rows)) io.out(`${line}\n`);
+  } else {
+    const items: AnyObject[] = [];
+    if (!subtree || clusterWide) {
+      const list = clusterWide ?? (await api.listAll(type, undefined, opts));
+      items.push(...(list.items ?? []).filter((o) => wanted(o.metadata.namespace)));
+      resourceVersions.set(undefined, list.resourceVersion);
+    } else {
+      const lists = await eachNamespace(subtree.namespaces, (ns) => api.listAll(type, ns, opts));
+      const forbidden = lists.filter((l) => l.forbidden).map((l) => l.namespace);
+      if (forbidden.length) notes.push(forbiddenNote(type, forbidden));
+      for (const l of lists) {
+        if (!l.value) continue;
+        items.push(...l.value.items);
+        resourceVersions.set(l.namespace, l.value.resourceVersion);
+      }
+    }
+    count = items.length;
+    if (flags.watch) for (const o of items) objects?.one(o);
+    else if (items.length || flags.output !== 'name') objects?.list(items);
+  }
+  if (count === 0 && !flags.watch && (asTable || flags.output === 'name')) {
+    io.err(subtree ? `No resources found ${where}.\n` : 'No resources found\n');
+  }
+  for (const note of notes) io.err(`Note: ${note}\n`);
+  if (!flags.watch) return;
+
+  // The watch: every event printed as it arrives.
+  let headerPrinted = count > 0;
+  const onEvent = (fallbackNs: string | undefined) => (event: WatchEvent) => {
+    if (event.type === 'BOOKMARK') return;
+    if (event.type === 'ERROR') {
+      const status = event.object as { code?: number; message?: string; reason?: string };
+      throw new ServerError(status.code ?? 500, status.message ?? 'the watch failed', status.reason);
+    }
+    if (asTable && printer) {
+      for (const r of (event.object as Table).rows ?? []) {
+        const ns = rowNamespace(r, fallbackNs ?? '');
+        if (!wanted(ns)) continue;
+        if (!headerPrinted) {
+          io.out(`${printer.header()}\n`);
+          headerPrinted = true;
+        }
+        io.out(`${printer.line({ namespace: ns, cells: r.cells })}\n`);
+      }
+    } else {
+      const o = event.object as AnyObject;
+      if (wanted(o.metadata?.namespace))
+        objects?.one({ apiVersion: type.group ? `${type.group}/${type.version}` : type.version, kind: type.kind, ...o });
+    }
+  };
+  const follow = async (ns: string | undefined): Promise<void> => {
+    // The server ends a watch after a while: watch again from the last version seen.
+    for (;;) {
+      const handle = onEvent(ns);
+      await api.watch(type, ns, { ...opts, resourceVersion: resourceVersions.get(ns), table: asTable }, (event) => {
+        const rv = resourceVersionOf(event.object);
+        if (rv) resourceVersions.set(ns, rv);
+        handle(event);
+      });
+    }
+  };
+  const watches: Promise<void>[] = [];
+  if (!subtree || clusterWide) {
+    watches.push(follow(undefined));
+    if (subtree) watches.push(followSubtree(api, flags.namespace, inSubtree));
+  } else {
+    for (const ns of resourceVersions.keys()) watches.push(follow(ns));
+  }
+  await Promise.all(watches);
+}
+
+function resourceVersionOf(object: unknown): string | undefined {
+  const o = object as { metadata?: { resourceVersion?: string }; rows?: TableRow[] } | undefined;
+  const fromRow = o?.rows?.[o.rows.length - 1]?.object?.metadata?.resourceVersion;
+  return fromRow ?? o?.metadata?.resourceVersion;
+}
+
+async function listOnce(
+  api: HncApi,
+  type: FoundResource,
+  namespace: string | undefined,
+  opts: { labelSelector?: string; fieldSelector?: string },
+  asTable: boolean,
+): Promise<{ table?: Table; items?: AnyObject[]; resourceVersion?: string }> {
+  if (asTable) {
+    const table = await api.listTable(type, namespace, opts);
+    return { table, resourceVersion: table.metadata?.resourceVersion };
+  }
+  return api.listAll(type, namespace, opts);
+}
+
+/** Keeps `members` in step with root's subtree: namespaces gaining or losing its tree label. */
+async function followSubtree(api: HncApi, root: string, members: Set<string>): Promise<void> {
+  const namespaces: FoundResource = {
+    group: '',
+    version: 'v1',
+    resource: 'namespaces',
+    kind: 'Namespace',
+    namespaced: false,
+    singular: 'namespace',
+    shortNames: [],
+  };
+  let resourceVersion: string | undefined;
+  try {
+    resourceVersion = (await api.listAll(namespaces, undefined, { labelSelector: treeLabel(root) })).resourceVersion;
+  } catch (err) {
+    // Without a namespace watch, the subtree stays as it was when the command started.
+    if (isForbidden(err)) return;
+    throw err;
+  }
+  for (;;) {
+    await api.watch(namespaces, undefined, { labelSelector: treeLabel(root), resourceVersion, table: false }, (event) => {
+      const ns = event.object as AnyObject;
+      const name = ns.metadata?.name;
+      if (ns.metadata?.resourceVersion) resourceVersion = ns.metadata.resourceVersion;
+      if (!name || event.type === 'BOOKMARK') return;
+      if (event.type === 'DELETED') members.delete(name);
+      else members.add(name);
+    });
+  }
+}
+
+export const getCommand = defineCommand({
+  name: 'get',
+  summary: "Lists a resource across a namespace's subtree",
+  description:
+    'Lists (and with --watch, watches) RESOURCE in NAMESPACE and every namespace below it, as kubectl get prints it, with a NAMESPACE column.\n' +
+    'With -A, in every namespace.',
+  usage: 'RESOURCE [NAME] [-n NAMESPACE] [-A] [-w] [-o name|json|yaml|wide] [-l SELECTOR]',
+  examples: [
+    "  # The secrets of 'team-a' and of every namespace below it",
+    '  kubectl hns get secrets -n team-a',
+    '',
+    '  # Watch the pods of the subtree, each change as it happens',
+    '  kubectl hns get pods -n team-a --watch',
+    '',
+    "  # The Role 'admin' wherever it is in the subtree, as YAML",
+    '  kubectl hns get role admin -n team-a -o yaml',
+  ].join('\n'),
+  flags: [
+    { name: 'all-namespaces', short: 'A', kind: 'bool', description: 'List the resource in every namespace, not only the subtree' },
+    { name: 'watch', short: 'w', kind: 'bool', description: 'After listing, watch for changes and print each as it arrives' },
+    {
+      name: 'output',
+      short: 'o',
+      kind: 'string',
+      value: 'format',
+      description: "Output format: name, json, yaml or wide (all the server's columns)",
+      choices: GET_OUTPUTS,
+    },
+    {
+      name: 'selector',
+      short: 'l',
+      kind: 'string',
+      value: 'string',
+      description: 'Label selector to filter on, e.g. -l key1=value1,key2=value2',
+    },
+  ],
+  async run({ args, flags, global, io, connect }) {
+    if (args.length < 1) throw new CliError("Error: not enough arguments to 'get'");
+    if (args.length > 2) throw new CliError("Error: too many arguments to 'get'");
+    const session = await connect();
+    await runGet(session.api, io, {
+      resource: args[0] ?? '',
+      ...(args[1] !== undefined ? { name: args[1] } : {}),
+      namespace: global.namespace ?? session.namespace,
+      allNamespaces: boolFlag(flags, 'all-namespaces'),
+      watch: boolFlag(flags, 'watch'),
+      ...(stringFlag(flags, 'output') ? { output: stringFlag(flags, 'output') as GetOutput } : {}),
+      ...(stringFlag(flags, 'selector') ? { selector: stringFlag(flags, 'selector') } : {}),
+      ...(session.cacheDir ? { cacheDir: session.cacheDir } : {}),
+    });
+  },
+});
