@@ -222,16 +222,13 @@ export async function runGet(api: HncApi, io: Io, flags: GetFlags): Promise<void
 
   // The watch: every event printed as it arrives.
   let headerPrinted = count > 0;
-  const onEvent = (fallbackNs: string | undefined) => (event: WatchEvent) => {
-    if (event.type === 'BOOKMARK') return;
-    if (event.type === 'ERROR') {
-      const status = event.object as { code?: number; message?: string; reason?: string };
-      throw new ServerError(status.code ?? 500, status.message ?? 'the watch failed', status.reason);
-    }
+  const membership = subtree && clusterWide ? new Membership(api, flags.namespace, inSubtree) : undefined;
+  const isMember = async (ns: string | undefined): Promise<boolean> => (membership ? membership.has(ns) : wanted(ns));
+  const printEvent = async (event: WatchEvent, fallbackNs: string | undefined): Promise<void> => {
     if (asTable && printer) {
       for (const r of (event.object as Table).rows ?? []) {
         const ns = rowNamespace(r, fallbackNs ?? '');
-        if (!wanted(ns)) continue;
+        if (!(await isMember(ns))) continue;
         if (!headerPrinted) {
           io.out(`${printer.header()}\n`);
           headerPrinted = true;
@@ -240,9 +237,22 @@ export async function runGet(api: HncApi, io: Io, flags: GetFlags): Promise<void
       }
     } else {
       const o = event.object as AnyObject;
-      if (wanted(o.metadata?.namespace))
+      if (await isMember(o.metadata?.namespace ?? fallbackNs))
         objects?.one({ apiVersion: type.group ? `${type.group}/${type.version}` : type.version, kind: type.kind, ...o });
     }
+  };
+  // Events are printed one after the other, in the order they came, even when deciding whether
+  // one belongs to the subtree needs a request.
+  let printing = Promise.resolve();
+  let failure: unknown;
+  const onEvent = (fallbackNs: string | undefined) => (event: WatchEvent) => {
+    if (failure !== undefined) throw failure;
+    if (event.type === 'BOOKMARK') return;
+    if (event.type === 'ERROR') {
+      const status = event.object as { code?: number; message?: string; reason?: string };
+      throw new ServerError(status.code ?? 500, status.message ?? 'the watch failed', status.reason);
+    }
+    printing = printing.then(() => printEvent(event, fallbackNs)).catch((err: unknown) => void (failure ??= err));
   };
   const follow = async (ns: string | undefined): Promise<void> => {
     // The server ends a watch after a while: watch again from the last version seen.
@@ -253,16 +263,81 @@ export async function runGet(api: HncApi, io: Io, flags: GetFlags): Promise<void
         if (rv) resourceVersions.set(ns, rv);
         handle(event);
       });
+      await printing;
+      if (failure !== undefined) throw failure;
     }
   };
   const watches: Promise<void>[] = [];
   if (!subtree || clusterWide) {
     watches.push(follow(undefined));
-    if (subtree) watches.push(followSubtree(api, flags.namespace, inSubtree));
+    if (membership) watches.push(membership.follow());
   } else {
     for (const ns of resourceVersions.keys()) watches.push(follow(ns));
   }
   await Promise.all(watches);
+}
+
+/**
+ * Which namespaces are in root's subtree while a cluster-wide watch runs: those listed at the
+ * start, kept up to date by a watch of the namespaces carrying root's tree label. A namespace
+ * known neither way (its object's event may come before its namespace's) is looked up once.
+ */
+class Membership {
+  private readonly known = new Map<string, boolean>();
+  private readonly label: string;
+
+  constructor(
+    private readonly api: HncApi,
+    root: string,
+    members: Iterable<string>,
+  ) {
+    this.label = treeLabel(root);
+    for (const m of members) this.known.set(m, true);
+  }
+
+  async has(ns: string | undefined): Promise<boolean> {
+    if (!ns) return false;
+    const known = this.known.get(ns);
+    if (known !== undefined) return known;
+    let inside = false;
+    try {
+      inside = (await this.api.getNamespace(ns)).metadata.labels?.[this.label] !== undefined;
+    } catch (err) {
+      if (!isForbidden(err) && !isNotFound(err)) throw err;
+    }
+    if (!this.known.has(ns)) this.known.set(ns, inside);
+    return this.known.get(ns) ?? inside;
+  }
+
+  /** Follows namespaces gaining or losing the tree label; without permission, the start's set stays. */
+  async follow(): Promise<void> {
+    const namespaces: FoundResource = {
+      group: '',
+      version: 'v1',
+      resource: 'namespaces',
+      kind: 'Namespace',
+      namespaced: false,
+      singular: 'namespace',
+      shortNames: [],
+    };
+    let resourceVersion: string | undefined;
+    try {
+      resourceVersion = (await this.api.listAll(namespaces, undefined, { labelSelector: this.label })).resourceVersion;
+    } catch (err) {
+      if (isForbidden(err)) return;
+      throw err;
+    }
+    for (;;) {
+      await this.api.watch(namespaces, undefined, { labelSelector: this.label, resourceVersion, table: false }, (event) => {
+        const ns = event.object as AnyObject;
+        if (ns.metadata?.resourceVersion) resourceVersion = ns.metadata.resourceVersion;
+        const name = ns.metadata?.name;
+        if (!name || event.type === 'BOOKMARK' || event.type === 'ERROR') return;
+        // DELETED: the namespace is gone, or no longer carries the label.
+        this.known.set(name, event.type !== 'DELETED');
+      });
+    }
+  }
 }
 
 function resourceVersionOf(object: unknown): string | undefined {
@@ -283,37 +358,6 @@ async function listOnce(
     return { table, resourceVersion: table.metadata?.resourceVersion };
   }
   return api.listAll(type, namespace, opts);
-}
-
-/** Keeps `members` in step with root's subtree: namespaces gaining or losing its tree label. */
-async function followSubtree(api: HncApi, root: string, members: Set<string>): Promise<void> {
-  const namespaces: FoundResource = {
-    group: '',
-    version: 'v1',
-    resource: 'namespaces',
-    kind: 'Namespace',
-    namespaced: false,
-    singular: 'namespace',
-    shortNames: [],
-  };
-  let resourceVersion: string | undefined;
-  try {
-    resourceVersion = (await api.listAll(namespaces, undefined, { labelSelector: treeLabel(root) })).resourceVersion;
-  } catch (err) {
-    // Without a namespace watch, the subtree stays as it was when the command started.
-    if (isForbidden(err)) return;
-    throw err;
-  }
-  for (;;) {
-    await api.watch(namespaces, undefined, { labelSelector: treeLabel(root), resourceVersion, table: false }, (event) => {
-      const ns = event.object as AnyObject;
-      const name = ns.metadata?.name;
-      if (ns.metadata?.resourceVersion) resourceVersion = ns.metadata.resourceVersion;
-      if (!name || event.type === 'BOOKMARK') return;
-      if (event.type === 'DELETED') members.delete(name);
-      else members.add(name);
-    });
-  }
 }
 
 export const getCommand = defineCommand({

@@ -1,6 +1,11 @@
 // The real `kubectl hns` (kubectl's plugin lookup on PATH finds the built bundle) against the real
 // control plane with the manager running: output texts and exit codes, as admin and as a team lead.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse } from 'yaml';
 import type { Hnc } from '../../cmd/hnc.js';
 import { TestCluster, eventually, eventuallyEqual, kubectl } from '../support/cluster.js';
 import { removeWebhookConfigurations, startHncWithWebhooks } from '../support/manager.js';
@@ -239,5 +244,256 @@ describe('kubectl hns', () => {
     const v = await hns(cluster.kubeconfigPath, 'version');
     expect(v.code).toBe(0);
     expect(v.stdout).toMatch(/v0\.1\.0/);
+  });
+});
+
+/** The server, CA and (for a minted user) client certificate of a kubeconfig, as files for the flags. */
+function credentialsOf(kubeconfigPath: string): { server: string; ca: string; cert?: string; key?: string } {
+  type Raw = {
+    clusters: Array<{ cluster: Record<string, string> }>;
+    users: Array<{ user: Record<string, string> }>;
+  };
+  const raw = parse(readFileSync(kubeconfigPath, 'utf8')) as Raw;
+  const dir = mkdtempSync(join(tmpdir(), 'hns-flags-'));
+  const file = (name: string, data: string | undefined, path: string | undefined): string | undefined => {
+    if (path) return path;
+    if (!data) return undefined;
+    writeFileSync(join(dir, name), Buffer.from(data, 'base64'));
+    return join(dir, name);
+  };
+  const c = raw.clusters[0]?.cluster ?? {};
+  const u = raw.users[0]?.user ?? {};
+  return {
+    server: c.server ?? '',
+    ca: file('ca.crt', c['certificate-authority-data'], c['certificate-authority']) ?? '',
+    cert: file('client.crt', u['client-certificate-data'], u['client-certificate']),
+    key: file('client.key', u['client-key-data'], u['client-key']),
+  };
+}
+
+/** `kubectl hns ARGS` left running: its stdout as it comes, line by line. */
+function follow(kubeconfigPath: string, args: string[]) {
+  const env = { ...process.env, KUBECONFIG: kubeconfigPath, PATH: `${inject('pluginDir')}:${process.env.PATH ?? ''}`, NO_COLOR: '1' };
+  const child = spawn(inject('kubectl'), ['hns', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '', exited: false };
+  child.stdout.on('data', (d: Buffer) => (out.stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
+  child.on('close', () => (out.exited = true));
+  return {
+    out,
+    /** Waits until a line of stdout matches. */
+    line: (re: RegExp, what: string) =>
+      eventually(async () => {
+        if (out.exited) throw new Error(`kubectl hns exited: ${out.stderr}`);
+        return out.stdout.split('\n').find((l) => re.test(l));
+      }, what),
+    stop: () => child.kill('SIGTERM'),
+  };
+}
+
+const secret = (ns: string, name: string, labels: Record<string, string> = {}) =>
+  cluster.admin.create(`/api/v1/namespaces/${ns}/secrets`, { metadata: { name, labels }, stringData: { k: 'v' } });
+
+describe('kubectl hns flags as kubectl users type them', () => {
+  it('takes --flag=true, short forms, and global flags before the command', async () => {
+    const ns = await cluster.namespace('flags');
+    expect(await hns(cluster.kubeconfigPath, 'set', ns, '--allowCascadingDeletion=true')).toMatchObject({
+      code: 0,
+      stdout: `Allowing cascading deletion on '${ns}'\nSuccesfully updated 1 property of the hierarchical configuration of ${ns}\n`,
+    });
+    const hc = await cluster.admin.get<{ spec: { allowCascadingDeletion?: boolean } }>(
+      `/apis/hnc.x-k8s.io/v1alpha2/namespaces/${ns}/hierarchyconfigurations/hierarchy`,
+    );
+    expect(hc.spec.allowCascadingDeletion).toBe(true);
+    expect((await hns(cluster.kubeconfigPath, 'set', ns, '-f')).stdout).toContain(`Forbidding cascading deletion on '${ns}'`);
+    const child = TestCluster.uniqueName('flagchild');
+    expect(await hns(cluster.kubeconfigPath, '--namespace', ns, 'create', child)).toMatchObject({ code: 0 });
+    await eventuallyEqual(() => namespaceExists(cluster.admin, child), true, 'the subnamespace');
+    await secret(child, 'in-child');
+    await eventually(async () => {
+      const got = await hns(cluster.kubeconfigPath, '--namespace', ns, 'get', 'secret', '-o=name');
+      return got.stdout === 'secret/in-child\n' ? got : undefined;
+    }, 'get through a global flag before the command');
+    expect(await hns(cluster.kubeconfigPath, 'delete', '-a', child, '-n', ns)).toMatchObject({ code: 0 });
+  });
+
+  it('applies kubectl’s connection flags: --server, --token, --certificate-authority, client certificates, --as', async () => {
+    const admin = credentialsOf(cluster.kubeconfigPath);
+    const carolFiles = credentialsOf((await cluster.user('flag-carol')).kubeconfigPath);
+    const ns = await cluster.namespace('conn');
+    // A service account, admin of ns, and a token for it.
+    await cluster.admin.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'bot' } });
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+      metadata: { name: 'bot-admin' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+      subjects: [{ kind: 'ServiceAccount', name: 'bot', namespace: ns }],
+    });
+    const { status } = await cluster.admin.create<{ status: { token: string } }>(`/api/v1/namespaces/${ns}/serviceaccounts/bot/token`, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 600 },
+    });
+    await secret(ns, 'conn-secret');
+    const none = ['--kubeconfig', '/dev/null'];
+
+    // No kubeconfig at all: the flags say where and who.
+    const viaToken = await hns(
+      cluster.kubeconfigPath,
+      'get',
+      'secrets',
+      ...none,
+      '-n',
+      ns,
+      `--server=${admin.server}`,
+      `--token=${status.token}`,
+      `--certificate-authority=${admin.ca}`,
+      '-o',
+      'name',
+    );
+    expect(viaToken).toEqual({ code: 0, stdout: 'secret/conn-secret\n', stderr: '' });
+    expect(
+      await hns(cluster.kubeconfigPath, 'tree', ns, ...none, '-s', admin.server, '--token', status.token, '--insecure-skip-tls-verify'),
+    ).toMatchObject({
+      code: 0,
+      stdout: `${ns}\n`,
+    });
+    // --token overrides the kubeconfig's own (admin) credentials: a wrong one is refused.
+    const bad = await hns(cluster.kubeconfigPath, 'tree', ns, '--token=not-a-token');
+    expect(bad).toMatchObject({ code: 1, stderr: 'Error: You must be logged in to the server (Unauthorized)\n' });
+    // --server overrides the kubeconfig's server.
+    const elsewhere = await hns(cluster.kubeconfigPath, 'tree', ns, '--server', 'https://127.0.0.1:1');
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toMatch(/^Error: Unable to connect to the server at https:\/\/127\.0\.0\.1:1: .*ECONNREFUSED/);
+    // --tls-server-name: the API server's certificate names kubernetes.default, not wrong.example.
+    const named = (name: string) =>
+      hns(
+        cluster.kubeconfigPath,
+        'tree',
+        ns,
+        ...none,
+        '--server',
+        admin.server,
+        '--certificate-authority',
+        admin.ca,
+        '--token',
+        status.token,
+        '--tls-server-name',
+        name,
+      );
+    expect((await named('kubernetes.default')).code).toBe(0);
+    expect((await named('wrong.example')).stderr).toMatch(/wrong\.example/);
+    // Client certificate flags: carol may not read ns, as herself.
+    const asCarol = await hns(
+      cluster.kubeconfigPath,
+      'tree',
+      ns,
+      ...none,
+      '--server',
+      admin.server,
+      '--certificate-authority',
+      admin.ca,
+      '--client-certificate',
+      carolFiles.cert ?? '',
+      '--client-key',
+      carolFiles.key ?? '',
+    );
+    expect(asCarol.code).toBe(1);
+    expect(asCarol.stderr).toContain('User "flag-carol" cannot get resource');
+    // --as impersonates; --as-group adds groups.
+    const impersonated = await hns(cluster.kubeconfigPath, 'create', 'x', '-n', ns, '--as', 'mallory');
+    expect(impersonated.code).toBe(1);
+    expect(impersonated.stderr).toContain('User "mallory" cannot create resource "subnamespaceanchors"');
+    const withGroup = await hns(cluster.kubeconfigPath, 'tree', ns, '--as', 'mallory', '--as-group', 'system:masters');
+    expect(withGroup).toMatchObject({ code: 0, stdout: `${ns}\n` });
+  });
+});
+
+describe('kubectl hns get', () => {
+  it('lists a resource across the subtree as the server’s table, -A, -o name|json, NAME, and --watch as events arrive', async () => {
+    const root = await cluster.namespace('getroot');
+    const sub = TestCluster.uniqueName('getsub');
+    expect((await hns(cluster.kubeconfigPath, 'create', sub, '-n', root)).code).toBe(0);
+    const outside = await cluster.namespace('getout');
+    await eventuallyEqual(() => namespaceExists(cluster.admin, sub), true, 'the subnamespace');
+    const label = { suite: root };
+    await Promise.all([secret(root, 'a-root', label), secret(sub, 'b-sub', label), secret(outside, 'c-out', label)]);
+    const lines = (out: string) => out.trimEnd().split('\n');
+    const table = await eventually(async () => {
+      const got = await hns(cluster.kubeconfigPath, 'get', 'secrets', '-n', root, '-l', `suite=${root}`);
+      return lines(got.stdout).length === 3 ? got : undefined;
+    }, 'both secrets of the subtree');
+    expect(table.code).toBe(0);
+    const [header, ...rows] = lines(table.stdout);
+    expect(header).toMatch(/^NAMESPACE\s+NAME\s+TYPE\s+DATA\s+AGE$/);
+    expect(rows[0]).toMatch(new RegExp(`^${root}\\s+a-root\\s+Opaque\\s+1\\s+\\d+s$`));
+    expect(rows[1]).toMatch(new RegExp(`^${sub}\\s+b-sub\\s+Opaque\\s+1\\s+\\d+s$`));
+    const all = await hns(cluster.kubeconfigPath, 'get', 'secrets', '-A', '-l', `suite=${root}`, '-o', 'name');
+    expect(all.stdout.split('\n').sort()).toEqual(['', 'secret/a-root', 'secret/b-sub', 'secret/c-out']);
+    const one = JSON.parse((await hns(cluster.kubeconfigPath, 'get', 'secret', 'b-sub', '-n', root, '-o', 'json')).stdout) as {
+      items: Array<{ kind: string; metadata: { namespace: string } }>;
+    };
+    expect(one.items.map((o) => [o.kind, o.metadata.namespace])).toEqual([['Secret', sub]]);
+    expect(await hns(cluster.kubeconfigPath, 'get', 'secrets', 'none', '-n', root)).toEqual({
+      code: 0,
+      stdout: '',
+      stderr: `No resources found in the subtree of ${root}.\n`,
+    });
+
+    // --watch: the list, then each change as it happens, with nothing held back.
+    const watch = follow(cluster.kubeconfigPath, ['get', 'secrets', '-n', root, '-l', `suite=${root}`, '--watch']);
+    try {
+      await watch.line(new RegExp(`^${sub}\\s+b-sub\\s`), 'the listed secret');
+      await secret(sub, 'd-new', label);
+      await watch.line(new RegExp(`^${sub}\\s+d-new\\s+Opaque`), 'the new secret, while the watch runs');
+      await secret(outside, 'e-out', label);
+      const late = TestCluster.uniqueName('getlate');
+      expect((await hns(cluster.kubeconfigPath, 'create', late, '-n', sub)).code).toBe(0);
+      // Once HNC has put it in the subtree (its tree label), its objects are the subtree's.
+      await eventually(async () => {
+        const ns = await cluster.admin.get<{ metadata: { labels?: Record<string, string> } }>(`/api/v1/namespaces/${late}`);
+        return ns.metadata.labels?.[`${root}.tree.hnc.x-k8s.io/depth`];
+      }, 'a subnamespace made during the watch, in the subtree');
+      await secret(late, 'f-late', label);
+      await watch.line(new RegExp(`^${late}\\s+f-late\\s`), 'the secret of a namespace that joined the subtree');
+      expect(watch.out.stdout).not.toContain('e-out');
+    } finally {
+      watch.stop();
+    }
+  });
+
+  it('shows a namespace admin the part of the subtree she may read, with a note', async () => {
+    // dana is admin of her namespace and of one child (RoleBindings that do not propagate), not of the other.
+    const home = await cluster.namespace('dana');
+    const bind = (ns: string) =>
+      cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+        metadata: { name: 'dana-admin', annotations: { 'propagate.hnc.x-k8s.io/none': 'true' } },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'dana' }],
+      });
+    await bind(home);
+    const open = await cluster.namespace('danaopen');
+    const closed = await cluster.namespace('danaclosed');
+    await bind(open);
+    for (const ns of [open, closed]) expect((await hns(cluster.kubeconfigPath, 'set', ns, '--parent', home)).code).toBe(0);
+    await Promise.all([secret(home, 'h'), secret(open, 'o'), secret(closed, 'c')]);
+    await eventually(async () => {
+      const t = await hns(cluster.kubeconfigPath, 'get', 'secrets', '-n', home, '-o', 'name');
+      return t.stdout === 'secret/h\nsecret/o\nsecret/c\n' || t.stdout === 'secret/h\nsecret/c\nsecret/o\n' ? t : undefined;
+    }, 'the whole subtree, as admin');
+    const dana = (await cluster.user('dana')).kubeconfigPath;
+    const got = await hns(dana, 'get', 'secrets', '-n', home);
+    expect(got.code).toBe(0);
+    expect(got.stdout).toMatch(new RegExp(`^NAMESPACE\\s+NAME\\s+TYPE\\s+DATA\\s+AGE\\n${home}\\s+h\\s.*\\n${open}\\s+o\\s.*\\n$`));
+    expect(got.stderr).toContain(`Note: no permission to read the hierarchy of ${closed}`);
+    expect(got.stderr).toContain(`Note: no permission to list secrets in namespace ${closed}: left out\n`);
+    // Her watch (one per namespace she may read) sees her new secret as it is made.
+    const watch = follow(dana, ['get', 'secrets', '-n', home, '-w']);
+    try {
+      await watch.line(new RegExp(`^${open}\\s+o\\s`), 'her listed secret');
+      await secret(open, 'o2');
+      await watch.line(new RegExp(`^${open}\\s+o2\\s`), 'her new secret');
+    } finally {
+      watch.stop();
+    }
   });
 });
