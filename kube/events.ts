@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { EVENT_SOURCE_COMPONENT } from '../core/api/constants.js';
 import { isAlreadyExists, type KubeClient } from './client.js';
 import type { Logger } from './watch/logger.js';
+import type { Events } from './writes.js';
 
 export interface EventTarget {
   apiVersion?: string;
@@ -13,7 +14,7 @@ export interface EventTarget {
   uid?: string;
 }
 
-export class EventRecorder {
+export class EventRecorder implements Events {
   private readonly recent = new Set<string>();
 
   constructor(

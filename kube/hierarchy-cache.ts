@@ -3,7 +3,7 @@
 // handlers only update the model, synchronously, so readers never see it half-updated.
 import { GROUP, Plural, VERSION } from '../core/api/constants.js';
 import type { HierarchyConfiguration, SubnamespaceAnchor } from '../core/api/types.js';
-import { Hierarchy, type Affected } from '../core/hierarchy/hierarchy.js';
+import { Hierarchy, type Affected, type AnchorFacts, type HierarchyFacts, type NamespaceFacts } from '../core/hierarchy/hierarchy.js';
 import type { HierarchyPolicy } from '../core/hierarchy/policy.js';
 import type { KubeClient } from './client.js';
 import type { Logger } from './watch/logger.js';
@@ -101,35 +101,15 @@ export class HierarchyCache {
 
   private wire(): void {
     const h = this.hierarchy;
-    this.namespaces.addHandler((type, obj) => {
-      const facts =
-        type === 'DELETED'
-          ? undefined
-          : { labels: obj.metadata.labels ?? {}, annotations: obj.metadata.annotations ?? {}, deleting: !!obj.metadata.deletionTimestamp };
-      this.emit(h.setNamespace(obj.metadata.name, facts));
-    });
-    this.hierarchies.addHandler((type, obj) => {
-      const spec = obj.spec ?? {};
-      const facts =
-        type === 'DELETED'
-          ? undefined
-          : {
-              parent: spec.parent || undefined,
-              allowCascadingDeletion: spec.allowCascadingDeletion === true,
-              labels: spec.labels ?? [],
-              annotations: spec.annotations ?? [],
-              deleting: !!obj.metadata.deletionTimestamp,
-            };
-      this.emit(h.setHierarchy(obj.metadata.namespace!, facts));
-    });
-    this.anchors.addHandler((type, obj) => {
-      const spec = obj.spec ?? {};
-      const facts =
-        type === 'DELETED'
-          ? undefined
-          : { labels: spec.labels ?? [], annotations: spec.annotations ?? [], deleting: !!obj.metadata.deletionTimestamp };
-      this.emit(h.setAnchor(obj.metadata.namespace!, obj.metadata.name!, facts));
-    });
+    this.namespaces.addHandler((type, obj) =>
+      this.emit(h.setNamespace(obj.metadata.name, type === 'DELETED' ? undefined : namespaceFacts(obj))),
+    );
+    this.hierarchies.addHandler((type, obj) =>
+      this.emit(h.setHierarchy(obj.metadata.namespace!, type === 'DELETED' ? undefined : hierarchyFacts(obj))),
+    );
+    this.anchors.addHandler((type, obj) =>
+      this.emit(h.setAnchor(obj.metadata.namespace!, obj.metadata.name!, type === 'DELETED' ? undefined : anchorFacts(obj))),
+    );
     this.crds.addHandler(() => {
       const deleting = (name: string) => {
         const crd = this.crds.store.get(name);
@@ -138,4 +118,28 @@ export class HierarchyCache {
       this.emit(h.setCrdsDeleting({ hierarchy: deleting(CRD_NAMES.hierarchy), anchor: deleting(CRD_NAMES.anchor) }));
     });
   }
+}
+
+// What the model takes from each object (unit tests of the reconcilers feed their model the same way).
+
+export const namespaceFacts = (obj: NamespaceObject): NamespaceFacts => ({
+  labels: obj.metadata.labels ?? {},
+  annotations: obj.metadata.annotations ?? {},
+  deleting: !!obj.metadata.deletionTimestamp,
+});
+
+export function hierarchyFacts(obj: HierarchyConfiguration): HierarchyFacts {
+  const spec = obj.spec ?? {};
+  return {
+    parent: spec.parent || undefined,
+    allowCascadingDeletion: spec.allowCascadingDeletion === true,
+    labels: spec.labels ?? [],
+    annotations: spec.annotations ?? [],
+    deleting: !!obj.metadata.deletionTimestamp,
+  };
+}
+
+export function anchorFacts(obj: SubnamespaceAnchor): AnchorFacts {
+  const spec = obj.spec ?? {};
+  return { labels: spec.labels ?? [], annotations: spec.annotations ?? [], deleting: !!obj.metadata.deletionTimestamp };
 }

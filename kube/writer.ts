@@ -2,8 +2,9 @@
 // counts writes, so "writes = minimum" is measured in one place.
 import type { KubeClient, RequestOptions } from './client.js';
 import { TokenBucket } from './watch/ratelimit.js';
+import type { DeleteOptions, WriteVerb, Writes } from './writes.js';
 
-export type WriteVerb = 'create' | 'update' | 'patch' | 'delete';
+export type { WriteVerb } from './writes.js';
 
 export interface WriterOptions {
   qps?: number;
@@ -12,7 +13,7 @@ export interface WriterOptions {
   onWrite?: (verb: WriteVerb, path: string, ok: boolean) => void;
 }
 
-export class Writer {
+export class Writer implements Writes {
   private readonly limiter: TokenBucket;
   /** Write attempts by verb, successful or not. */
   readonly counts: Record<WriteVerb, number> = { create: 0, update: 0, patch: 0, delete: 0 };
@@ -49,10 +50,7 @@ export class Writer {
   }
 
   /** With preconditions, the object is deleted only if it still has that uid and resourceVersion. */
-  delete<T>(
-    path: string,
-    opts: { query?: RequestOptions['query']; preconditions?: { uid?: string; resourceVersion?: string } } = {},
-  ): Promise<T> {
+  delete<T>(path: string, opts: DeleteOptions = {}): Promise<T> {
     const body = opts.preconditions ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: opts.preconditions } : undefined;
     return this.write<T>('delete', 'DELETE', path, { query: opts.query, body });
   }

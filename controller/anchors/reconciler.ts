@@ -7,7 +7,7 @@ import { planAnchor } from '../../core/hierarchy/plan.js';
 import { jsonEqual } from '../../core/util/equal.js';
 import { isAlreadyExists, isNotFound } from '../../kube/client.js';
 import type { ReadonlyStore } from '../../kube/watch/store.js';
-import type { Writer } from '../../kube/writer.js';
+import type { Writes } from '../../kube/writes.js';
 import type { Logger } from '../../kube/log.js';
 import { WriteExpectations } from '../../kube/expectations.js';
 
@@ -18,7 +18,7 @@ export class AnchorReconciler {
   constructor(
     private readonly hierarchy: Hierarchy,
     private readonly anchors: ReadonlyStore<SubnamespaceAnchor>,
-    private readonly writer: Writer,
+    private readonly writer: Writes,
     private readonly log: Logger,
     private readonly expectations = new WriteExpectations(),
   ) {}

@@ -15,13 +15,12 @@ import { jsonEqual } from '../../core/util/equal.js';
 import type { PropagationOptions } from '../../core/propagation/decide.js';
 import { isAlreadyExists, isNotFound, type KubeClient } from '../../kube/client.js';
 import { Discovery } from '../../kube/discovery.js';
-import type { EventRecorder } from '../../kube/events.js';
 import type { HierarchyCache } from '../../kube/hierarchy-cache.js';
 import type { Logger } from '../../kube/log.js';
 import { Reflector } from '../../kube/watch/reflector.js';
 import { WorkQueue, type ReconcileResult } from '../../kube/watch/workqueue.js';
 import { WriteExpectations } from '../../kube/expectations.js';
-import type { Writer } from '../../kube/writer.js';
+import type { Events, Writes } from '../../kube/writes.js';
 import type { Metrics } from '../../kube/metrics.js';
 import { TypePropagator, typeKey } from '../objects/propagator.js';
 
@@ -35,8 +34,8 @@ const RESYNC_MS = 30_000;
 export interface ConfigDeps {
   client: KubeClient;
   cache: HierarchyCache;
-  writer: Writer;
-  events: EventRecorder;
+  writer: Writes;
+  events: Events;
   log: Logger;
   workers: number;
   options?: PropagationOptions;

@@ -3,12 +3,11 @@
 // finalizer). Desired state comes from the hierarchy model; only differences are written.
 import { Singleton, GROUP, VERSION, Plural } from '../../core/api/constants.js';
 import type { Condition, HierarchyConfiguration } from '../../core/api/types.js';
-import type { EventRecorder } from '../../kube/events.js';
 import { WriteExpectations } from '../../kube/expectations.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
 import { desiredNamespaceMetadata, metadataPatch, planHierarchy } from '../../core/hierarchy/plan.js';
 import type { ReadonlyStore } from '../../kube/watch/store.js';
-import type { Writer } from '../../kube/writer.js';
+import type { Events, Writes } from '../../kube/writes.js';
 import type { Logger } from '../../kube/log.js';
 import type { NamespaceObject } from '../../kube/hierarchy-cache.js';
 
@@ -20,9 +19,9 @@ export class HierarchyReconciler {
     private readonly hierarchy: Hierarchy,
     private readonly namespaces: ReadonlyStore<NamespaceObject>,
     private readonly hierarchies: ReadonlyStore<HierarchyConfiguration>,
-    private readonly writer: Writer,
+    private readonly writer: Writes,
     private readonly log: Logger,
-    private readonly events?: EventRecorder,
+    private readonly events?: Events,
     private readonly expectations = new WriteExpectations(),
   ) {}
 

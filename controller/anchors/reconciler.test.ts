@@ -1,0 +1,125 @@
+// The anchor reconciler's glue, from memory: the subnamespace it creates, the anchor's finalizer
+// and status, the cascading delete, and when it holds back. Plans are core/hierarchy's (tested there).
+import { describe, expect, it } from 'vitest';
+import { AnchorState, Annotation, Finalizer, Label, treeLabel } from '../../core/api/constants.js';
+import type { SubnamespaceAnchor } from '../../core/api/types.js';
+import { silentLog, World } from '../testing.js';
+import { AnchorReconciler, anchorPath } from './reconciler.js';
+
+function setup() {
+  const world = new World();
+  const reconciler = new AnchorReconciler(world.hierarchy, world.anchors, world.writes, silentLog);
+  return { world, reconciler };
+}
+
+/** The anchor as it is written back (the body of the last recorded replace). */
+const lastAnchorWrite = (world: World) => world.writes.writes.findLast((w) => w.verb === 'update')?.body as SubnamespaceAnchor;
+
+describe('AnchorReconciler', () => {
+  it('creates the subnamespace already labelled, then reports Ok with the finalizer in one anchor write', async () => {
+    const { world, reconciler } = setup();
+    world.namespace('a', { labels: { [treeLabel('a')]: '0' } });
+    world.anchor('a', 'c');
+    await reconciler.reconcile('a/c');
+    expect(world.writes.lines()).toEqual(['create /api/v1/namespaces', `update ${anchorPath('a', 'c')}`]);
+    expect(world.writes.writes[0]!.body).toEqual({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: {
+        name: 'c',
+        labels: { [Label.includedNamespace]: 'true', [treeLabel('c')]: '0', [treeLabel('a')]: '1' },
+        annotations: { [Annotation.subnamespaceOf]: 'a' },
+      },
+    });
+    expect(lastAnchorWrite(world)).toMatchObject({
+      metadata: { finalizers: [Finalizer.anchor], resourceVersion: world.anchors.get('a/c')!.metadata.resourceVersion },
+      status: { status: AnchorState.Ok },
+    });
+  });
+
+  it('plans nothing until the cache has seen its writes, and nothing once it has (read-your-writes, minimal writes)', async () => {
+    const { world, reconciler } = setup();
+    world.namespace('a');
+    world.anchor('a', 'c');
+    await reconciler.reconcile('a/c');
+    world.writes.clear();
+    // Neither the namespace nor the anchor's new version is in the cache yet: a second create
+    // would fail with AlreadyExists, a second replace with 409.
+    await reconciler.reconcile('a/c');
+    expect(world.writes.writes).toEqual([]);
+    // The watch events arrive: the namespace, then the anchor as written.
+    world.namespace('c', { annotations: { [Annotation.subnamespaceOf]: 'a' } });
+    world.anchor('a', 'c', { metadata: { finalizers: [Finalizer.anchor] }, status: { status: AnchorState.Ok } });
+    await reconciler.reconcile('a/c');
+    expect(world.writes.writes).toEqual([]);
+  });
+
+  it("reports Conflict for someone else's namespace of that name, and never touches it", async () => {
+    const { world, reconciler } = setup();
+    world.namespace('a');
+    world.namespace('c');
+    world.anchor('a', 'c');
+    await reconciler.reconcile('a/c');
+    expect(world.writes.lines()).toEqual([`update ${anchorPath('a', 'c')}`]);
+    expect(lastAnchorWrite(world).status).toEqual({ status: AnchorState.Conflict });
+  });
+
+  it('takes AlreadyExists on create as a race: reports Missing for now, and the next pass decides', async () => {
+    const { world, reconciler } = setup();
+    world.namespace('a');
+    world.anchor('a', 'c');
+    world.writes.failNext('create', '/api/v1/namespaces', 409, 'AlreadyExists');
+    await reconciler.reconcile('a/c');
+    expect(world.writes.lines()).toEqual(['create /api/v1/namespaces (failed)', `update ${anchorPath('a', 'c')}`]);
+    expect(lastAnchorWrite(world).status).toEqual({ status: AnchorState.Missing });
+  });
+
+  it('throws any other failed create, writing nothing more', async () => {
+    const { world, reconciler } = setup();
+    world.namespace('a');
+    world.anchor('a', 'c');
+    world.writes.failNext('create', '/api/v1/namespaces', 403);
+    await expect(reconciler.reconcile('a/c')).rejects.toThrow(/403/);
+    expect(world.writes.lines()).toEqual(['create /api/v1/namespaces (failed)']);
+  });
+
+  it('deletes the subnamespace of a deleted anchor, then lets the anchor go once it is gone', async () => {
+    const { world, reconciler } = setup();
+    const deleted = {
+      metadata: { finalizers: [Finalizer.anchor], deletionTimestamp: '2026-01-01T00:00:00Z' },
+      status: { status: AnchorState.Ok },
+    };
+    world.namespace('a');
+    world.namespace('c', { annotations: { [Annotation.subnamespaceOf]: 'a' } });
+    world.hc('c', { spec: { parent: 'a' } });
+    world.anchor('a', 'c', deleted);
+    await reconciler.reconcile('a/c');
+    expect(world.writes.lines()).toEqual(['delete /api/v1/namespaces/c']);
+    // The namespace is terminating: the anchor keeps its finalizer, and nothing is deleted twice.
+    world.namespace('c', { annotations: { [Annotation.subnamespaceOf]: 'a' }, deletionTimestamp: '2026-01-01T00:00:01Z' });
+    await reconciler.reconcile('a/c');
+    expect(world.writes.lines()).toEqual(['delete /api/v1/namespaces/c']);
+    // Gone: the finalizer goes; an anchor already gone (404) is no failure.
+    world.namespaceGone('c');
+    world.writes.failNext('update', anchorPath('a', 'c'), 404);
+    await reconciler.reconcile('a/c');
+    expect(world.writes.lines()).toEqual(['delete /api/v1/namespaces/c', `update ${anchorPath('a', 'c')} (failed)`]);
+    expect(lastAnchorWrite(world).metadata.finalizers).toBeUndefined();
+  });
+
+  it('keeps the subnamespace of a deleted anchor when it has children and no cascading deletion', async () => {
+    const { world, reconciler } = setup();
+    world.namespace('a');
+    world.namespace('c', { annotations: { [Annotation.subnamespaceOf]: 'a' } });
+    world.hc('c', { spec: { parent: 'a' } });
+    world.namespace('d');
+    world.hc('d', { spec: { parent: 'c' } });
+    world.anchor('a', 'c', {
+      metadata: { finalizers: [Finalizer.anchor], deletionTimestamp: '2026-01-01T00:00:00Z' },
+      status: { status: AnchorState.Ok },
+    });
+    await reconciler.reconcile('a/c');
+    expect(world.writes.lines()).toEqual([`update ${anchorPath('a', 'c')}`]);
+    expect(lastAnchorWrite(world).metadata.finalizers).toBeUndefined();
+  });
+});

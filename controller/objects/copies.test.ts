@@ -1,0 +1,176 @@
+// The copy reconciler's glue, from memory: what it writes for a plan, how it counts, what it
+// reports, and when it holds back. Its decisions themselves are core/propagation's (tested there).
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { EventReason, Label, PropagationMode } from '../../core/api/constants.js';
+import { hierarchy, updateHierarchy } from '../../core/hierarchy/testing.js';
+import { desiredCopy, isCopy } from '../../core/propagation/copy.js';
+import { SourceSet } from '../../core/propagation/decide.js';
+import { RecordingEvents, RecordingWrites, storeOf } from '../../kube/testing.js';
+import { CopyReconciler, type Obj, type ResolvedType } from './copies.js';
+
+const RB: ResolvedType = {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  resource: 'rolebindings',
+  kind: 'RoleBinding',
+  mode: PropagationMode.Propagate,
+};
+const path = (ns: string, name?: string) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings${name ? `/${name}` : ''}`;
+
+let rv = 100;
+/** A RoleBinding as the watch cache holds it (server-set uid and resourceVersion). */
+function rolebinding(ns: string, name: string, opts: { role?: string; from?: string } = {}): Obj {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: {
+      name,
+      namespace: ns,
+      uid: `uid-${ns}-${name}`,
+      resourceVersion: String(rv++),
+      ...(opts.from && { labels: { [Label.inheritedFrom]: opts.from } }),
+    },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: opts.role ?? 'admin' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'devs' }],
+  } as Obj;
+}
+
+/** The copy of `source` in `ns`, as the cache holds it once created. */
+function copyOf(source: Obj, ns: string): Obj {
+  const c = structuredClone(desiredCopy(source, source.metadata.namespace, ns)) as Obj;
+  return { ...c, metadata: { ...c.metadata, uid: `uid-${ns}-${c.metadata.name}`, resourceVersion: String(rv++) } };
+}
+
+function setup(text: string, objects: Obj[]) {
+  const h = hierarchy(text);
+  const objectStore = storeOf(objects);
+  const sources = new SourceSet(
+    objects.filter((o) => !isCopy(o)).map((o) => ({ namespace: o.metadata.namespace, name: o.metadata.name, object: o })),
+  );
+  const writes = new RecordingWrites();
+  const events = new RecordingEvents();
+  const conflicts = new Map<string, string[]>();
+  let countChanges = 0;
+  const reconciler = new CopyReconciler({
+    type: RB,
+    objects: objectStore,
+    context: () => ({ hierarchy: h, type: RB, sources }),
+    writes,
+    events,
+    log: pino({ level: 'silent' }),
+    setConflicts: (ns, c) => conflicts.set(ns, c),
+    onCounts: () => countChanges++,
+  });
+  return { h, store: objectStore, writes, events, conflicts, reconciler, countChanges: () => countChanges };
+}
+
+describe('CopyReconciler', () => {
+  it('creates the missing copies, and writes nothing once the cache holds them', async () => {
+    const src = rolebinding('a', 'r');
+    const t = setup('a -> b', [src]);
+    expect(await t.reconciler.reconcile('b')).toBe('done');
+    expect(t.writes.lines()).toEqual([`create ${path('b')}`]);
+    expect(t.writes.writes[0]!.body).toMatchObject({ metadata: { name: 'r', namespace: 'b', labels: { [Label.inheritedFrom]: 'a' } } });
+    expect(t.reconciler.propagatedIn('b')).toBe(1);
+
+    // The watch event of the create arrives: the copy is in place, and an unchanged copy is never rewritten.
+    t.store.upsert(copyOf(src, 'b'));
+    t.writes.clear();
+    expect(await t.reconciler.reconcile('b')).toBe('done');
+    expect(t.writes.writes).toEqual([]);
+    expect(t.reconciler.numPropagated).toBe(1);
+    expect(t.countChanges()).toBe(1); // the count did not move the second time
+  });
+
+  it('plans nothing from a cache that has not seen its last write yet (read-your-writes)', async () => {
+    const src = rolebinding('a', 'r');
+    const t = setup('a -> b', [src]);
+    await t.reconciler.reconcile('b');
+    t.writes.clear();
+    // Without the expectation, the stale cache (no copy yet) would plan the create again: AlreadyExists.
+    expect(await t.reconciler.reconcile('b')).toBe('skipped');
+    expect(t.writes.writes).toEqual([]);
+    // An update's expectation: the cache still shows the version the update replaced.
+    t.store.upsert(copyOf(src, 'b'));
+    expect(await t.reconciler.reconcile('b')).toBe('done');
+    const stale = { ...copyOf(src, 'b'), subjects: [] } as Obj;
+    t.store.upsert(stale);
+    await t.reconciler.reconcile('b');
+    expect(t.writes.lines()).toEqual([`update ${path('b', 'r')}`]);
+    expect(await t.reconciler.reconcile('b')).toBe('skipped');
+    t.store.upsert({ ...stale, metadata: { ...stale.metadata, resourceVersion: String(rv++) } }); // the update's event
+    expect(await t.reconciler.reconcile('b')).toBe('done');
+  });
+
+  it('recreates a copy whose immutable field differs: deletes it (as seen), then creates it', async () => {
+    const src = rolebinding('a', 'r', { role: 'admin' });
+    const old = copyOf(rolebinding('a', 'r', { role: 'view' }), 'b');
+    const t = setup('a -> b', [src, old]);
+    await t.reconciler.reconcile('b');
+    expect(t.writes.lines()).toEqual([`delete ${path('b', 'r')}`, `create ${path('b')}`]);
+    expect(t.writes.writes[0]!.preconditions).toEqual({ uid: old.metadata.uid });
+    expect(t.writes.writes[1]!.body).toMatchObject({ roleRef: { name: 'admin' } });
+    expect(t.writes.writes[1]!.body).not.toHaveProperty('metadata.resourceVersion');
+    expect(t.reconciler.propagatedIn('b')).toBe(1);
+  });
+
+  it('does not create after a failed delete of a copy to recreate, and does not count it', async () => {
+    const t = setup('a -> b', [rolebinding('a', 'r'), copyOf(rolebinding('a', 'r', { role: 'view' }), 'b')]);
+    t.writes.failNext('delete', path('b', 'r'), 500);
+    await expect(t.reconciler.reconcile('b')).rejects.toThrow(/500/);
+    expect(t.writes.lines()).toEqual([`delete ${path('b', 'r')} (failed)`]);
+    expect(t.reconciler.propagatedIn('b')).toBe(0);
+  });
+
+  it('counts a failed delete of a stale copy as nothing: the copies in place stay counted', async () => {
+    const kept = rolebinding('a', 'kept');
+    const t = setup('a -> b', [kept, copyOf(kept, 'b'), rolebinding('b', 'gone', { from: 'a' })]);
+    t.writes.failNext('delete', path('b', 'gone'), 500);
+    await expect(t.reconciler.reconcile('b')).rejects.toThrow(/500/);
+    expect(t.writes.lines()).toEqual([`delete ${path('b', 'gone')} (failed)`]);
+    // The copy of "kept" is in place; the delete's failure must not take it off the count.
+    expect(t.reconciler.propagatedIn('b')).toBe(1);
+    expect(t.events.lines()).toEqual([`Warning b/gone ${EventReason.CannotUpdateObject}`]);
+    expect(t.events.events[0]!.message).toMatch(/^Could not remove from source namespace "a": .*500/);
+  });
+
+  it('counts only the copies written, tries every write, reports a failure on the copy and its source, and throws', async () => {
+    const t = setup('a -> b', [rolebinding('a', 'r1'), rolebinding('a', 'r2'), rolebinding('a', 'r3')]);
+    t.writes.failNext('create', path('b'), 403);
+    await expect(t.reconciler.reconcile('b')).rejects.toThrow(/403/);
+    expect(t.writes.lines()).toEqual([`create ${path('b')} (failed)`, `create ${path('b')}`, `create ${path('b')}`]);
+    expect(t.reconciler.propagatedIn('b')).toBe(2);
+    expect(t.events.lines()).toEqual([
+      `Warning b/r1 ${EventReason.CannotUpdateObject}`,
+      `Warning a/r1 ${EventReason.CannotPropagateObject}`,
+    ]);
+    expect(t.events.events[1]!.message).toMatch(/^Could not write to destination namespace "b": /);
+    expect(t.events.events[1]!.target).toMatchObject({ kind: 'RoleBinding', uid: 'uid-a-r1' });
+  });
+
+  it('reports no event for a race with the cache (409, 404), but still retries', async () => {
+    const src = rolebinding('a', 'r');
+    const t = setup('a -> b', [src, { ...copyOf(src, 'b'), subjects: [] } as Obj]);
+    t.writes.failNext('update', path('b', 'r'), 409);
+    await expect(t.reconciler.reconcile('b')).rejects.toThrow(/409/);
+    expect(t.events.events).toEqual([]);
+    expect(t.reconciler.propagatedIn('b')).toBe(0);
+  });
+
+  it("leaves a user's object of a source's name alone, and reports it as a conflict", async () => {
+    const t = setup('a -> b', [rolebinding('a', 'r'), rolebinding('b', 'r', { role: 'view' })]);
+    await t.reconciler.reconcile('b');
+    expect(t.writes.writes).toEqual([]);
+    expect(t.conflicts.get('b')).toEqual(['RoleBinding "r" (from "a")']);
+    expect(t.events.lines()).toEqual([`Warning b/r ${EventReason.CannotPropagateObject}`]);
+    expect(t.events.events[0]!.message).toMatch(/^Not overwriting RoleBinding "r": it was not created by HNC/);
+  });
+
+  it('writes nothing into a halted namespace', async () => {
+    const t = setup('a -> b', [rolebinding('a', 'r'), rolebinding('b', 'gone', { from: 'a' })]);
+    updateHierarchy(t.h, 'a', { parent: 'missing' }); // a's parent is missing: a and below are halted
+    expect(await t.reconciler.reconcile('b')).toBe('skipped');
+    expect(t.writes.writes).toEqual([]);
+  });
+});

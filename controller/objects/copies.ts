@@ -1,0 +1,179 @@
+// Brings one namespace's copies of one type in line with the plan core/propagation computes:
+// creates, updates (or deletes and recreates, when an immutable field changed) and deletes copies,
+// reports conflicts and failures, and counts the copies confirmed in place. It works from a store
+// of the type's objects, the propagation context and the writes it may make, so a unit test builds
+// it from memory (copies.test.ts); the propagator (propagator.ts) feeds it from a watch and a queue.
+import { EventReason, GROUP } from '../../core/api/constants.js';
+import type { PropagatableObject } from '../../core/propagation/copy.js';
+import { planNamespace, type PropagationContext, type PropagationType } from '../../core/propagation/decide.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../../kube/client.js';
+import { collectionPath } from '../../kube/discovery.js';
+import type { EventTarget } from '../../kube/events.js';
+import { WriteExpectations } from '../../kube/expectations.js';
+import type { Logger } from '../../kube/log.js';
+import type { ReadonlyStore } from '../../kube/watch/store.js';
+import type { Events, Writes } from '../../kube/writes.js';
+
+export interface ResolvedType extends PropagationType {
+  readonly version: string;
+  readonly resource: string;
+}
+
+export type Obj = PropagatableObject & { metadata: NonNullable<PropagatableObject['metadata']> & { name: string; namespace: string } };
+
+export const typeKey = (t: { group: string; resource: string }): string => (t.group ? `${t.resource}.${t.group}` : t.resource);
+
+export interface CopyReconcilerDeps {
+  type: ResolvedType;
+  /** Every object of the type, in every namespace (the watch cache). */
+  objects: ReadonlyStore<Obj>;
+  /** The propagation context now (the mode and the sources change between reconciles). */
+  context: () => PropagationContext;
+  writes: Writes;
+  events: Events;
+  log: Logger;
+  /** Records the namespace's conflicts of this type in the hierarchy model (its condition). */
+  setConflicts: (ns: string, conflicts: string[]) => void;
+  /** Called when the number of copies confirmed in place changed. */
+  onCounts?: () => void;
+  expectations?: WriteExpectations;
+}
+
+/** What a reconcile did: `skipped` when it planned nothing (halted, not synced, or the cache is behind our writes). */
+export type CopyReconcileResult = 'done' | 'skipped';
+
+export class CopyReconciler {
+  /** Copies written whose watch events may not have arrived yet, by namespace (read-your-writes). */
+  private readonly expectations: WriteExpectations;
+  private readonly written = new Map<string, Set<string>>();
+  /** Copies confirmed in place per namespace (numPropagatedObjects). */
+  private readonly propagated = new Map<string, number>();
+
+  constructor(private readonly deps: CopyReconcilerDeps) {
+    this.expectations = deps.expectations ?? new WriteExpectations();
+  }
+
+  /** Copies confirmed in place, in every namespace. */
+  get numPropagated(): number {
+    let n = 0;
+    for (const c of this.propagated.values()) n += c;
+    return n;
+  }
+
+  /** Copies confirmed in place in one namespace. */
+  propagatedIn(ns: string): number {
+    return this.propagated.get(ns) ?? 0;
+  }
+
+  /** Throws the first failed write (after attempting every other one), for the queue to retry. */
+  async reconcile(ns: string): Promise<CopyReconcileResult> {
+    if (this.cacheBehind(ns)) return 'skipped'; // the watch events of our last writes bring this key back
+    const { type, objects, writes, log } = this.deps;
+    const ctx = this.deps.context();
+    const plan = planNamespace(ctx, ns, objects.byNamespace(ns));
+    if (plan.skipped === 'halted' || plan.skipped === 'not-synced') return 'skipped'; // copies stay while halted
+    const failures: Error[] = [];
+    /** Runs one planned write; false if it failed (reported, and retried by the queue). */
+    const attempt = async (what: string, name: string, source: string, fn: () => Promise<unknown>): Promise<boolean> => {
+      try {
+        const before = objects.get(`${ns}/${name}`)?.metadata.resourceVersion;
+        await fn();
+        this.expectations.wrote(`${ns}/${name}`, before);
+        let names = this.written.get(ns);
+        if (!names) this.written.set(ns, (names = new Set()));
+        names.add(name);
+        // One line per copy is debug: a source at the root is one write per descendant. The
+        // source's change is logged at info (by the propagator), failures as warnings.
+        log.debug({ namespace: ns, name, type: typeKey(type), source }, what);
+        return true;
+      } catch (err) {
+        failures.push(err as Error);
+        // A stale cache: the next pass sees the truth (no event for races).
+        if (isConflict(err) || isAlreadyExists(err) || isNotFound(err)) return false;
+        const verb = what.startsWith('deleted') ? 'remove' : 'write';
+        const msg = (err as Error).message;
+        void this.deps.events.warn(
+          { kind: type.kind, namespace: ns, name },
+          EventReason.CannotUpdateObject,
+          `Could not ${verb} from source namespace "${source}": ${msg}.`,
+        );
+        const src = ctx.sources.get(source, name)?.object as Obj | undefined;
+        if (src)
+          void this.deps.events.warn(
+            this.target(src),
+            EventReason.CannotPropagateObject,
+            `Could not ${verb} to destination namespace "${ns}": ${msg}.`,
+          );
+        return false;
+      }
+    };
+    // Copies in place afterwards: those already as desired, and those written now.
+    let confirmed = plan.inSync.length;
+    for (const c of plan.create)
+      if (await attempt('created copy', c.name, c.source, () => writes.create(this.path(ns), c.object))) confirmed++;
+    for (const u of plan.update) {
+      const ok = u.recreate
+        ? // An immutable field changed (a RoleBinding's roleRef): delete our copy, then create it anew.
+          await attempt('deleted copy to recreate it', u.name, u.source, () =>
+            writes
+              .delete(this.path(ns, u.name), { preconditions: { uid: u.existing.metadata?.uid } })
+              .then(() => writes.create(this.path(ns), u.object)),
+          )
+        : await attempt('updated copy', u.name, u.source, () => writes.replace(this.path(ns, u.name), u.object));
+      if (ok) confirmed++;
+    }
+    for (const d of plan.delete) {
+      // The preconditions make sure it is still our copy, as we saw it, that goes. A copy that
+      // failed to go was never counted as propagated: its failure changes no count.
+      await attempt('deleted copy', d.name, d.inheritedFrom, () =>
+        writes.delete(this.path(ns, d.name), {
+          preconditions: { uid: d.existing.metadata?.uid, resourceVersion: d.existing.metadata?.resourceVersion },
+        }),
+      );
+    }
+    const conflicts = plan.conflicts.map((c) => `${type.kind} "${c.name}" (from "${c.source}")`);
+    this.deps.setConflicts(ns, conflicts);
+    for (const c of plan.conflicts) {
+      void this.deps.events.warn(
+        this.target(c.existing as Obj),
+        EventReason.CannotPropagateObject,
+        `Not overwriting ${type.kind} "${c.name}": it was not created by HNC (no ${GROUP}/inherited-from label). Rename or remove it so that the one from namespace "${c.source}" can be propagated.`,
+      );
+    }
+    if (this.propagated.get(ns) !== confirmed) {
+      this.propagated.set(ns, confirmed);
+      this.deps.onCounts?.();
+    }
+    if (failures.length) throw failures[0];
+    return 'done';
+  }
+
+  /** An Event's target for one of this type's objects. */
+  target(obj: Obj): EventTarget {
+    return {
+      apiVersion: obj.apiVersion,
+      kind: obj.kind ?? this.deps.type.kind,
+      namespace: obj.metadata.namespace,
+      name: obj.metadata.name,
+      uid: obj.metadata.uid,
+    };
+  }
+
+  /** True while the cache still shows what one of our last writes in the namespace replaced. */
+  private cacheBehind(ns: string): boolean {
+    const names = this.written.get(ns);
+    if (!names) return false;
+    for (const name of names) {
+      if (this.expectations.stale(`${ns}/${name}`, this.deps.objects.get(`${ns}/${name}`)?.metadata.resourceVersion)) return true;
+      names.delete(name);
+    }
+    this.written.delete(ns);
+    return false;
+  }
+
+  private path(ns: string, name?: string): string {
+    const { group, version, resource } = this.deps.type;
+    const base = collectionPath({ group, version, resource, namespaced: true }, ns);
+    return name ? `${base}/${name}` : base;
+  }
+}

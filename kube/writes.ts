@@ -1,0 +1,30 @@
+// What the reconcilers may do to the cluster: the writes (Writes) and the Events (Events). The
+// Writer (kube/writer.ts) and the EventRecorder (kube/events.ts) are the real ones; a unit test
+// gives a reconciler an in-memory recorder instead (kube/testing.ts), so its glue is tested in
+// milliseconds. The real API server stays the integration tests' job.
+import type { RequestOptions } from './client.js';
+import type { EventTarget } from './events.js';
+
+export type WriteVerb = 'create' | 'update' | 'patch' | 'delete';
+
+/** With preconditions, a delete happens only if the object still has that uid and resourceVersion. */
+export interface DeleteOptions {
+  query?: RequestOptions['query'];
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+export interface Writes {
+  /** POST to a collection path; resolves to the object the server stored. */
+  create<T>(path: string, body: unknown, query?: RequestOptions['query']): Promise<T>;
+  /** PUT of a whole object; its metadata.resourceVersion makes it fail with 409 on a stale read. */
+  replace<T>(path: string, body: unknown): Promise<T>;
+  /** A JSON merge patch (only the keys that differ). */
+  mergePatch<T>(path: string, patch: unknown): Promise<T>;
+  delete<T>(path: string, opts?: DeleteOptions): Promise<T>;
+}
+
+/** Kubernetes Events about an object (best effort: recording one never fails a reconcile). */
+export interface Events {
+  warn(target: EventTarget, reason: string, message: string): Promise<void>;
+  normal(target: EventTarget, reason: string, message: string): Promise<void>;
+}
