@@ -9,15 +9,18 @@ import {
   resolveConfig,
   type ConfiguredType,
   type Resolve,
+  type TypeCounts,
   type TypeInfo,
 } from '../../core/config/plan.js';
+import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
 import { jsonEqual } from '../../core/util/equal.js';
 import type { PropagationOptions } from '../../core/propagation/decide.js';
 import { isAlreadyExists, isNotFound, type KubeClient } from '../../kube/client.js';
 import { Discovery } from '../../kube/discovery.js';
-import type { HierarchyCache } from '../../kube/hierarchy-cache.js';
+import type { CrdObject, HierarchyCache } from '../../kube/hierarchy-cache.js';
 import type { Logger } from '../../kube/log.js';
 import { Reflector } from '../../kube/watch/reflector.js';
+import type { ReadonlyStore } from '../../kube/watch/store.js';
 import { WorkQueue, type ReconcileResult } from '../../kube/watch/workqueue.js';
 import { WriteExpectations } from '../../kube/expectations.js';
 import type { Events, Writes } from '../../kube/writes.js';
@@ -44,6 +47,85 @@ export interface ConfigDeps {
   metrics?: Metrics;
 }
 
+/** The types the configuration resolves to, as the controller runs them. */
+export interface PropagatedTypes {
+  /** Starts, re-modes and stops the types' propagators to match. */
+  sync(types: ConfiguredType[]): Promise<void>;
+  counts(type: ConfiguredType): TypeCounts;
+  /** True when no propagator has work queued or running. */
+  idle(): boolean;
+}
+
+export interface ConfigReconcilerDeps {
+  /** The HNCConfiguration cache (the singleton, if it exists). */
+  configs: ReadonlyStore<HNCConfiguration>;
+  crds: ReadonlyStore<CrdObject>;
+  hierarchy: Hierarchy;
+  writes: Writes;
+  log: Logger;
+  isLeader: () => boolean;
+  /** Discovery answers for the groups the configuration names. */
+  resolve: (config: HNCConfiguration) => Promise<Resolve>;
+  types: PropagatedTypes;
+  expectations?: WriteExpectations;
+}
+
+/**
+ * One pass over the singleton: creates it if missing (the leader only), resolves and syncs its
+ * types, and writes its status when it changed. Built from a store, the model and the writes, so
+ * a unit test runs it from memory (reconciler.test.ts).
+ */
+export class ConfigReconciler {
+  private readonly expectations: WriteExpectations;
+
+  constructor(private readonly deps: ConfigReconcilerDeps) {
+    this.expectations = deps.expectations ?? new WriteExpectations();
+  }
+
+  async reconcile(): Promise<ReconcileResult> {
+    let config = this.deps.configs.get(KEY);
+    const leader = this.deps.isLeader();
+    if (!config && !leader) return;
+    if (!config) {
+      if (this.deps.crds.get(`${Plural.HNCConfiguration}.${GROUP}`)?.metadata.deletionTimestamp) return;
+      try {
+        config = await this.deps.writes.create<HNCConfiguration>(CONFIG_PATH, {
+          apiVersion: API_VERSION,
+          kind: Kind.HNCConfiguration,
+          metadata: { name: KEY },
+          spec: {},
+        });
+        this.deps.log.info({ name: KEY }, 'created the HNCConfiguration');
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        return; // the watch brings it
+      }
+    }
+    const resolved = resolveConfig(config, await this.deps.resolve(config));
+    await this.deps.types.sync(resolved.types);
+    const status = configStatus(
+      resolved,
+      (t) => this.deps.types.counts(t),
+      namespaceConditionSummary(this.deps.hierarchy),
+      config.status,
+      new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    );
+    if (!leader || jsonEqual(status, config.status ?? {})) return;
+    // Counts move on every copy written: while propagation is under way, wait for it to settle
+    // rather than write the status again and again (and after a restart, rather than write
+    // counts that are still being recomputed).
+    const countsOnly = jsonEqual(withoutCounts(status), withoutCounts(config.status ?? {}));
+    if (countsOnly && !this.deps.types.idle()) return { requeueAfter: STATUS_DELAY_MS };
+    if (this.expectations.stale(KEY, config.metadata.resourceVersion)) return;
+    try {
+      await this.deps.writes.replace(`${CONFIG_PATH}/${KEY}`, { ...config, status });
+      this.expectations.wrote(KEY, config.metadata.resourceVersion);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}
+
 export class ConfigController {
   private readonly reflector: Reflector<HNCConfiguration>;
   private readonly queue = new WorkQueue({ name: 'hncconfiguration', itemBackoff: { initialMs: 100, maxMs: 30_000 } });
@@ -52,7 +134,8 @@ export class ConfigController {
   private readonly typeListeners = new Set<(types: ConfiguredType[]) => void>();
   private lastTypes: ConfiguredType[] | undefined;
   private timer?: ReturnType<typeof setInterval>;
-  private readonly expectations = new WriteExpectations();
+  /** Keeps the singleton and its status; the types it resolves are synced by this controller. */
+  private readonly reconciler: ConfigReconciler;
   private readonly unsubscribe: () => void;
   private readonly unsubscribeCrds: () => void;
 
@@ -65,6 +148,23 @@ export class ConfigController {
       logger: deps.log,
     });
     this.reflector.addHandler(() => this.queue.add(KEY));
+    this.reconciler = new ConfigReconciler({
+      configs: this.reflector.store,
+      crds: deps.cache.crds.store,
+      hierarchy: deps.cache.hierarchy,
+      writes: deps.writer,
+      log: deps.log,
+      isLeader: deps.isLeader,
+      resolve: (config) => this.resolver(config),
+      types: {
+        sync: (types) => this.syncPropagators(types),
+        counts: (t) => {
+          const p = this.propagators.get(typeKey(t));
+          return { propagated: p?.numPropagated ?? 0, sources: p?.numSources ?? 0 };
+        },
+        idle: () => [...this.propagators.values()].every((p) => p.isIdle()),
+      },
+    });
     // A CRD that appears (or changes) may be a type the configuration names: resolve again soon.
     this.unsubscribeCrds = deps.cache.crds.addHandler(() => this.queue.addAfter(KEY, STATUS_DELAY_MS));
     this.unsubscribe = deps.cache.onAffected((a) => {
@@ -82,7 +182,7 @@ export class ConfigController {
   async start(): Promise<void> {
     this.reflector.start();
     await this.reflector.synced;
-    this.queue.run(() => this.reconcile(), 1);
+    this.queue.run(() => this.reconciler.reconcile(), 1);
     this.queue.add(KEY);
     this.timer = setInterval(() => this.queue.add(KEY), RESYNC_MS);
     this.timer.unref();
@@ -122,53 +222,6 @@ export class ConfigController {
   isIdle(): boolean {
     const s = this.queue.stats();
     return s.depth + s.processing + s.delayed === 0 && [...this.propagators.values()].every((p) => p.isIdle());
-  }
-
-  private async reconcile(): Promise<ReconcileResult> {
-    let config = this.reflector.store.get(KEY);
-    const leader = this.deps.isLeader();
-    if (!config && !leader) return;
-    if (!config) {
-      if (this.deps.cache.crds.store.get(`${Plural.HNCConfiguration}.${GROUP}`)?.metadata.deletionTimestamp) return;
-      try {
-        config = await this.deps.writer.create<HNCConfiguration>(CONFIG_PATH, {
-          apiVersion: API_VERSION,
-          kind: Kind.HNCConfiguration,
-          metadata: { name: KEY },
-          spec: {},
-        });
-        this.deps.log.info({ name: KEY }, 'created the HNCConfiguration');
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-        return; // the watch brings it
-      }
-    }
-    const resolved = resolveConfig(config, await this.resolver(config));
-    await this.syncPropagators(resolved.types);
-    const counts = (t: ConfiguredType) => {
-      const p = this.propagators.get(typeKey(t));
-      return { propagated: p?.numPropagated ?? 0, sources: p?.numSources ?? 0 };
-    };
-    const status = configStatus(
-      resolved,
-      counts,
-      namespaceConditionSummary(this.deps.cache.hierarchy),
-      config.status,
-      new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-    );
-    if (!leader || jsonEqual(status, config.status ?? {})) return;
-    // Counts move on every copy written: while propagation is under way, wait for it to settle
-    // rather than write the status again and again (and after a restart, rather than write
-    // counts that are still being recomputed).
-    const countsOnly = jsonEqual(withoutCounts(status), withoutCounts(config.status ?? {}));
-    if (countsOnly && [...this.propagators.values()].some((p) => !p.isIdle())) return { requeueAfter: STATUS_DELAY_MS };
-    if (this.expectations.stale(KEY, config.metadata.resourceVersion)) return;
-    try {
-      await this.deps.writer.replace(`${CONFIG_PATH}/${KEY}`, { ...config, status });
-      this.expectations.wrote(KEY, config.metadata.resourceVersion);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
   }
 
   private async syncPropagators(types: ConfiguredType[]): Promise<void> {
