@@ -127,6 +127,17 @@ describe('HierarchyReconciler', () => {
     expect(world.writes.writes).toEqual([]);
   });
 
+  it('leaves namespace labels alone while the HierarchyConfiguration CRD is being deleted (uninstall)', async () => {
+    const { world, reconciler } = setup();
+    world.namespace('a', { labels: { [Label.includedNamespace]: 'true', [treeLabel('a')]: '0' } });
+    world.namespace('b', { labels: { [Label.includedNamespace]: 'true', [treeLabel('a')]: '1', [treeLabel('b')]: '0' } });
+    world.hierarchies.delete(`b/${Singleton.hierarchy}`); // the HCs go with their CRD
+    world.hierarchy.setCrdsDeleting({ hierarchy: true, anchor: true });
+    world.hierarchy.setHierarchy('b', undefined);
+    await reconciler.reconcile('b');
+    expect(world.writes.writes).toEqual([]);
+  });
+
   it('throws a failed write for the queue to retry, and then writes again', async () => {
     const { world, reconciler } = setup();
     world.namespace('a');
