@@ -88,8 +88,12 @@ export class LoadWorker {
     return this.call({ type: 'warm', count });
   }
 
-  run(load: Load, count: number): Promise<LatencyResult & { clientEventLoop: { p50: number; p99: number; max: number } }> {
-    return this.call({ type: 'run', load, count });
+  run(
+    load: Load,
+    count: number,
+    keepSamples = false,
+  ): Promise<LatencyResult & { clientEventLoop: { p50: number; p99: number; max: number } }> {
+    return this.call({ type: 'run', load, count, keepSamples });
   }
 
   async stop(): Promise<void> {

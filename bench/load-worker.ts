@@ -12,7 +12,7 @@ export interface LoadWorkerData {
   labels: Record<string, Record<string, string>>;
 }
 
-export type LoadWorkerCall = { type: 'warm'; count: number } | { type: 'run'; load: Load; count: number };
+export type LoadWorkerCall = { type: 'warm'; count: number } | { type: 'run'; load: Load; count: number; keepSamples?: boolean };
 export type LoadWorkerRequest = { id: number } & LoadWorkerCall;
 
 const data = workerData as LoadWorkerData;
@@ -25,7 +25,7 @@ const delay = (ns: number) => Math.max(0, ns / 1e6 - RESOLUTION_MS);
 
 parentPort!.on('message', (msg: LoadWorkerRequest) => {
   loop.reset();
-  const run = msg.type === 'warm' ? client.warm(msg.count) : client.run(msg.load, msg.count);
+  const run = msg.type === 'warm' ? client.warm(msg.count) : client.run(msg.load, msg.count, msg.keepSamples);
   run.then(
     (result) =>
       parentPort!.postMessage({

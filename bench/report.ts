@@ -130,6 +130,16 @@ export function markdown(report: RunReport): string {
     }
     const wh = (fn: (w: NonNullable<ScenarioResult['webhooks']>) => string) => (r: ScenarioResult) => (r.webhooks ? fn(r.webhooks) : '–');
     row(
+      'webhook p50 / p99 / max ms while one Role is copied to every namespace (most in flight; propagation ÷ floor)',
+      'p99 < 3',
+      wh((w) => {
+        const d = w.duringPropagation;
+        if (!d) return '–';
+        const o = d.during.overall;
+        return `${ms(o.p50)} / ${ms(o.p99)} / ${ms(o.max)} (${d.during.maxInFlight}; ${f(d.propagationMs / d.floorMs, 2)})${pass(o.p99 < 3)}`;
+      }),
+    );
+    row(
       'webhook: HNC event-loop delay max ms (longest GC ms) during that load',
       '',
       wh((w) => {

@@ -32,6 +32,7 @@ const { values: flags } = parseArgs({
     'webhook-concurrency': { type: 'string' },
     'webhook-rates': { type: 'string' },
     'webhook-seconds': { type: 'string' },
+    'webhook-propagation-seconds': { type: 'string' },
     'apiserver-rate': { type: 'string' },
     'shared-plane': { type: 'boolean' },
     'keep-logs': { type: 'boolean', default: false },
@@ -62,6 +63,7 @@ const USAGE = `Usage: npm run bench -- [--quick | --size N] [--topology wide,ful
   --webhook-requests N    reviews of the closed-loop (saturation) webhook run (default 3000; 300 with --quick)
   --webhook-seconds N     seconds of each open-loop webhook load (default 6; 1 with --quick)
   --webhook-rates LIST    offered rates (reviews/s) of the open-loop webhook loads (default 100,500; 500 with --quick)
+  --webhook-propagation-seconds N  seconds of open-loop load at the highest rate while one new root Role propagates (default 6; 0: skip)
   --apiserver-rate N      offered rate of dry-run requests through the API server (default 100)
   --webhook-concurrency N in-flight reviews of the closed-loop saturation run (default 16)
   --shared-plane          one control plane for every topology (default with --quick; else one each)
@@ -118,6 +120,7 @@ async function main(): Promise<void> {
       .split(',')
       .map((x) => int('webhook-rates', x.trim(), 0))
       .filter((x) => x > 0),
+    webhookPropagationSeconds: int('webhook-propagation-seconds', flags['webhook-propagation-seconds'], 6),
     apiserverRate: int('apiserver-rate', flags['apiserver-rate'], 100),
     floorWrites: int('floor-writes', flags['floor-writes'], quick ? 300 : 2000),
     floorConcurrency: quick ? [16, 64] : [8, 32, 64],

@@ -37,7 +37,7 @@ import {
   type TopologyName,
 } from './topology.js';
 import { cpuDelta, log, mb, pool, processesNamed, round, sampleCpu, sleep, summarize, type Summary } from './util.js';
-import { apiserverClient, type LatencyResult } from './webhook-load.js';
+import { apiserverClient, windowOf, type LatencyResult } from './webhook-load.js';
 
 export interface ScenarioOptions {
   size: number;
@@ -65,6 +65,8 @@ export interface ScenarioOptions {
   quietMs: number;
   /** Offered rates (reviews/s) of the open-loop webhook loads. */
   webhookRates: number[];
+  /** Seconds of open-loop load at the highest rate during which one new root Role propagates (0: skip). */
+  webhookPropagationSeconds: number;
   /** Offered rate of dry-run requests through the API server. */
   apiserverRate: number;
   webhookConcurrency: number;
@@ -367,6 +369,20 @@ export interface ScenarioResult {
     };
     /** Reviews straight to the webhook server: open loop at each offered rate, and closed loop (saturation). */
     direct: Array<LatencyResult & EventLoops>;
+    /**
+     * The same open-loop load while one new root Role propagates to every descendant: the reviews
+     * sent between the Role's creation and its last copy (`during`), the whole load (`all`), and the
+     * propagation's own time against the floor of the same run.
+     */
+    duringPropagation?: {
+      during: LatencyResult;
+      all: LatencyResult & EventLoops;
+      copies: number;
+      propagationMs: number;
+      floorMs: number;
+      /** Whether the load outlasted the propagation (else `during` covers only its start). */
+      covered: boolean;
+    };
     saturation: LatencyResult & EventLoops;
     /** Dry-run requests through the API server, open loop. */
     apiserver: LatencyResult;
@@ -776,6 +792,46 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
           `${name}: webhook at ${rate}/s: p50 ${r.overall.p50.toFixed(2)} ms, p99 ${r.overall.p99.toFixed(2)} ms (at most ${r.maxInFlight} in flight; event-loop delay max: HNC ${r.serverEventLoop.max.toFixed(1)} ms (longest GC ${r.serverEventLoop.gcMaxMs.toFixed(1)} ms), client ${r.clientEventLoop.max.toFixed(1)} ms; HNC's own histogram: ${r.serverSide ? (100 * r.serverSide.within5ms).toFixed(1) : '?'} % answered within 5 ms)`,
         );
       }
+      let duringPropagation: NonNullable<ScenarioResult['webhooks']>['duringPropagation'];
+      if (opts.webhookPropagationSeconds > 0 && opts.webhookRates.length) {
+        // 7b. The same load while one new root Role is copied to every descendant: the webhook must
+        // not wait on reconciling (docs/benchmarks.md, "webhook tail during propagation").
+        const rate = Math.max(...opts.webhookRates);
+        const load = { mode: 'open' as const, rate };
+        const src: Source = { kind: 'roles', namespace: topology.root, name: 'bench-webhook-tail' };
+        const grown = expectedState(parent, [...sources, src]);
+        await serverLoop();
+        const hb = await serverHist();
+        const running = direct.run(load, Math.round(rate * opts.webhookPropagationSeconds), true);
+        await sleep(500); // the load at its pace before the propagation starts
+        tracker.expect(grown);
+        const from = performance.timeOrigin + performance.now();
+        await admin.create(collection('roles', topology.root), sourceBody('roles', src.name));
+        const done = await tracker.whenConverged(600_000);
+        const to = performance.timeOrigin + done;
+        const res = await running;
+        const ha = await serverHist();
+        const all = { ...res, serverEventLoop: await serverLoop(), serverSide: hb && ha ? histogramDelta(hb, ha) : undefined };
+        const samples = all.samples ?? [];
+        delete all.samples;
+        const during = windowOf(samples, load, from, to);
+        const last = samples.reduce((m, x) => Math.max(m, x.at), 0);
+        duringPropagation = {
+          during,
+          all,
+          copies: D,
+          propagationMs: to - from,
+          floorMs: (D / floor.writesPerSecond) * 1000,
+          covered: last >= to,
+        };
+        log(
+          `${name}: webhook at ${rate}/s while a Role is copied to ${D} namespaces (${(to - from).toFixed(0)} ms, floor ${duringPropagation.floorMs.toFixed(0)} ms): p50 ${during.overall.p50.toFixed(2)} ms, p99 ${during.overall.p99.toFixed(2)} ms, max ${during.overall.max.toFixed(1)} ms (at most ${during.maxInFlight} in flight, ${during.requests} reviews${duringPropagation.covered ? '' : ', the load ended before the propagation'}); HNC event-loop delay max ${all.serverEventLoop.max.toFixed(1)} ms`,
+        );
+        tracker.expect(expected);
+        await admin.delete(`${collection('roles', topology.root)}/${src.name}`);
+        await tracker.whenConverged(600_000);
+        await hnc.idle();
+      }
       await serverLoop();
       const sat = await direct.run({ mode: 'closed', concurrency: opts.webhookConcurrency }, opts.webhookRequests);
       const saturation = { ...sat, serverEventLoop: await serverLoop() };
@@ -814,6 +870,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
           restarts: Math.max(1, opts.webhookRestarts),
         },
         direct: open,
+        duringPropagation,
         saturation,
         apiserver: viaApi,
         apiserverHistogram: webhookDelta(wh0, wh1),

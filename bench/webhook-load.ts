@@ -39,18 +39,23 @@ export interface LatencyResult {
   maxInFlight: number;
   overall: Summary;
   byRequest: Record<string, Summary & { denied: number; errors: number }>;
+  /** Every request, when asked for (to cut a window out of the run). */
+  samples?: Sample[];
 }
 
 export type Load = { mode: 'open'; rate: number } | { mode: 'closed'; concurrency: number };
 
-type Sample = { name: string; ms: number; denied: boolean; error: boolean };
+/** One request: its kind, when it was sent (ms since the epoch, comparable across threads), how long it took. */
+export type Sample = { name: string; at: number; ms: number; denied: boolean; error: boolean };
+
+const epochNow = () => performance.timeOrigin + performance.now();
 
 /**
  * Drives `count` requests: open loop (exponential inter-arrival times at `rate`/s, each request
  * timed from when it is sent, whatever is in flight) or closed loop (`concurrency` requests always
  * in flight). A fixed seed keeps the arrival pattern the same across runs.
  */
-async function drive(load: Load, count: number, send: (i: number) => Promise<Sample>): Promise<LatencyResult> {
+async function drive(load: Load, count: number, send: (i: number) => Promise<Sample>, keepSamples = false): Promise<LatencyResult> {
   const samples: Sample[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
@@ -83,6 +88,10 @@ async function drive(load: Load, count: number, send: (i: number) => Promise<Sam
     await Promise.all(pending);
   }
   const seconds = (performance.now() - t0) / 1000;
+  return { ...summarizeSamples(samples, load, seconds, maxInFlight), ...(keepSamples ? { samples } : {}) };
+}
+
+function summarizeSamples(samples: readonly Sample[], load: Load, seconds: number, maxInFlight: number): LatencyResult {
   const byName = new Map<string, Sample[]>();
   for (const s of samples) byName.set(s.name, [...(byName.get(s.name) ?? []), s]);
   const byRequest: LatencyResult['byRequest'] = {};
@@ -102,6 +111,27 @@ async function drive(load: Load, count: number, send: (i: number) => Promise<Sam
     overall: summarize(samples.map((s) => s.ms)),
     byRequest,
   };
+}
+
+/**
+ * The requests sent within [from, to] (epoch ms), summarized as a run of their own: the latency
+ * seen while something else (a propagation) was going on. In flight counts every request of the
+ * run that overlapped one sent in the window.
+ */
+export function windowOf(samples: readonly Sample[], load: Load, from: number, to: number): LatencyResult {
+  const inside = samples.filter((s) => s.at >= from && s.at <= to);
+  const edges = samples.flatMap((s) => [
+    { t: s.at, d: 1 },
+    { t: s.at + s.ms, d: -1 },
+  ]);
+  edges.sort((a, b) => a.t - b.t || a.d - b.d);
+  let now = 0;
+  let max = 0;
+  for (const e of edges) {
+    now += e.d;
+    if (e.t >= from && e.t <= to) max = Math.max(max, now);
+  }
+  return summarizeSamples(inside, load, (to - from) / 1000, max);
 }
 
 const USER = { username: 'bench-user', groups: ['system:authenticated'] };
@@ -264,18 +294,19 @@ export function directClient(port: number, caPem: string, targets: LoadTargets, 
     });
   const send = async (i: number): Promise<Sample> => {
     const r = reviews(targets, i, labelsOf);
+    const at = epochNow();
     const t = performance.now();
     try {
       const res = await post(r);
-      return { name: r.name, ms: performance.now() - t, denied: !res.allowed, error: res.status !== 200 };
+      return { name: r.name, at, ms: performance.now() - t, denied: !res.allowed, error: res.status !== 200 };
     } catch {
-      return { name: r.name, ms: performance.now() - t, denied: false, error: true };
+      return { name: r.name, at, ms: performance.now() - t, denied: false, error: true };
     }
   };
   return {
     /** Connections and JIT warmed up, not measured. */
     warm: (n: number) => drive({ mode: 'closed', concurrency: 8 }, n, send),
-    run: (load: Load, count: number) => drive(load, count, send),
+    run: (load: Load, count: number, keepSamples = false) => drive(load, count, send, keepSamples),
     close: () => agent.destroy(),
   };
 }
@@ -319,6 +350,7 @@ export async function apiserverClient(client: KubeClient, targets: LoadTargets) 
   ];
   const send = async (i: number): Promise<Sample> => {
     const k = kinds[i % kinds.length]!;
+    const at = epochNow();
     const t = performance.now();
     let denied = false;
     let error = false;
@@ -329,7 +361,7 @@ export async function apiserverClient(client: KubeClient, targets: LoadTargets) 
       if (code && code >= 400 && code < 500) denied = true;
       else error = true;
     }
-    return { name: k.name, ms: performance.now() - t, denied, error };
+    return { name: k.name, at, ms: performance.now() - t, denied, error };
   };
   return {
     warm: (n: number) => drive({ mode: 'closed', concurrency: 8 }, n, send),

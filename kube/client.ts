@@ -35,6 +35,21 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * One path segment made from data (a name, a namespace, a group): percent-encoded, so that a `/`,
+ * `?` or `#` in it stays inside the segment. `.` and `..` are refused: a URL resolves them (also
+ * as `%2e`), so `/apis/..` would climb out of the path meant.
+ */
+export function segment(value: string): string {
+  if (value === '' || value === '.' || value === '..') throw new Error(`${JSON.stringify(value)} cannot be a segment of an API path`);
+  return encodeURIComponent(value);
+}
+
+/** Whether a path holds a `.` or `..` segment (plain or percent-encoded), which a URL would resolve away. */
+function hasDotSegment(path: string): boolean {
+  return path.split('/').some((s) => /^(\.|%2e){1,2}$/i.test(s));
+}
+
 export const isNotFound = (e: unknown): boolean => e instanceof ApiError && e.code === 404;
 export const isConflict = (e: unknown): boolean => e instanceof ApiError && e.code === 409;
 export const isAlreadyExists = (e: unknown): boolean => e instanceof ApiError && e.code === 409 && e.reason === 'AlreadyExists';
@@ -128,7 +143,20 @@ export class KubeClient {
     return new KubeClient(cluster.server.replace(/\/$/, ''), { ...opts, agent }, credentials);
   }
 
+  /**
+   * The same cluster and credentials over connections of its own: requests a caller waits on
+   * (an admission review's SubjectAccessReviews) never queue behind this client's bulk traffic
+   * (the propagation writes) for a free socket.
+   */
+  withOwnConnections(maxSockets: number): KubeClient {
+    const agent = this.base.agent instanceof https.Agent ? this.base.agent : undefined;
+    const own = new https.Agent({ ...(agent?.options ?? {}), keepAlive: true, maxSockets });
+    return new KubeClient(this.server, { ...this.base, agent: own }, this.credentials);
+  }
+
   url(path: string, query?: RequestOptions['query']): URL {
+    // Every caller builds paths with segment(); this is the net under them.
+    if (hasDotSegment(path)) throw new Error(`refusing the API path ${JSON.stringify(path)}: it has a "." or ".." segment`);
     const u = new URL(this.server + path);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
     return u;

@@ -1,5 +1,5 @@
 // Maps a group/version/kind (or group/resource) to its REST path, from the API server's discovery.
-import type { KubeClient } from './client.js';
+import { segment, type KubeClient } from './client.js';
 
 export interface ApiResource {
   group: string;
@@ -25,7 +25,7 @@ export class Discovery {
     const gv = group ? `${group}/${version}` : version;
     let p = this.cache.get(gv);
     if (!p) {
-      const path = group ? `/apis/${group}/${version}` : `/api/${version}`;
+      const path = group ? `/apis/${segment(group)}/${segment(version)}` : `/api/${segment(version)}`;
       p = this.client
         .get<ResourceList>(path)
         .then((l) =>
@@ -53,6 +53,6 @@ export class Discovery {
 
 /** The collection path of a resource, in a namespace when it is namespaced. */
 export function collectionPath(r: Pick<ApiResource, 'group' | 'version' | 'resource' | 'namespaced'>, namespace?: string): string {
-  const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
-  return r.namespaced && namespace ? `${base}/namespaces/${namespace}/${r.resource}` : `${base}/${r.resource}`;
+  const base = r.group ? `/apis/${segment(r.group)}/${segment(r.version)}` : `/api/${segment(r.version)}`;
+  return r.namespaced && namespace ? `${base}/namespaces/${segment(namespace)}/${segment(r.resource)}` : `${base}/${segment(r.resource)}`;
 }

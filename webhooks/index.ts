@@ -9,11 +9,11 @@ import type { PropagatableObject } from '../core/propagation/copy.js';
 import { validateAnchor } from '../core/validation/anchor.js';
 import type { AdmissionInput, Decision } from '../core/validation/decision.js';
 import { isPending, validateHierarchyConfiguration, type CheckAnswer } from '../core/validation/hierarchy-configuration.js';
-import { validateHncConfiguration, type ResourceResolution } from '../core/validation/hnc-configuration.js';
+import { isGroupName, validateHncConfiguration, type ResourceResolution } from '../core/validation/hnc-configuration.js';
 import { mutateNamespace, type NamespaceObject } from '../core/validation/namespace-mutator.js';
 import { validateNamespace } from '../core/validation/namespace.js';
 import { validateObject } from '../core/validation/objects.js';
-import { isNotFound, type KubeClient } from '../kube/client.js';
+import { isNotFound, segment, type KubeClient } from '../kube/client.js';
 import { Discovery } from '../kube/discovery.js';
 import type { HierarchyCache } from '../kube/hierarchy-cache.js';
 import type { Logger } from '../kube/log.js';
@@ -23,6 +23,7 @@ import { InternalCertificates, certificatesFromDir, type ServingCerts } from './
 import { applyConfigurations, type Endpoint, type ObjectRule } from './configurations.js';
 import type { AdmissionRequest } from './review.js';
 import { WebhookServer } from './server.js';
+import { HIERARCHY_CONFIGURATION, HNC_CONFIGURATION, SUBNAMESPACE_ANCHOR } from './shapes.js';
 
 /** What the webhooks need to know about propagation (supplied by the controller in the same process). */
 export interface PropagationView {
@@ -50,6 +51,9 @@ export interface WebhookOptions {
   logger: Logger;
 }
 
+/** Sockets for admission-time API calls: a handful of SubjectAccessReviews in flight at most, even under load. */
+const ADMISSION_SOCKETS = 32;
+
 export class Webhooks {
   private server?: WebhookServer;
   private certs?: InternalCertificates;
@@ -57,10 +61,16 @@ export class Webhooks {
   /** Unknown until the controller has resolved the configured types: nothing is registered before. */
   private objectRules: ObjectRule[] | undefined;
   private readonly discovery: Discovery;
+  /**
+   * The API calls a review waits on (SubjectAccessReviews, existence checks, discovery), over
+   * connections of their own: never queued behind the controller's writes (docs/webhooks.md).
+   */
+  private readonly api: KubeClient;
   port = 0;
 
   constructor(private readonly opts: WebhookOptions) {
-    this.discovery = new Discovery(opts.client);
+    this.api = opts.client.withOwnConnections(ADMISSION_SOCKETS);
+    this.discovery = new Discovery(this.api);
   }
 
   private get h() {
@@ -102,9 +112,9 @@ export class Webhooks {
     server
       .route(Webhook.namespaceMutator.path, (r) => mutateNamespace(this.h, this.input<NamespaceObject>(r)))
       .route(Webhook.namespaces.path, (r) => validateNamespace(this.h, this.input<NamespaceObject>(r)))
-      .route(Webhook.subnamespaceAnchors.path, (r) => validateAnchor(this.h, this.input<SubnamespaceAnchor>(r)))
-      .route(Webhook.hierarchyConfigurations.path, (r) => this.hierarchy(r))
-      .route(Webhook.hncConfigurations.path, (r) => this.hncConfiguration(r))
+      .route(Webhook.subnamespaceAnchors.path, (r) => validateAnchor(this.h, this.input<SubnamespaceAnchor>(r)), SUBNAMESPACE_ANCHOR)
+      .route(Webhook.hierarchyConfigurations.path, (r) => this.hierarchy(r), HIERARCHY_CONFIGURATION)
+      .route(Webhook.hncConfigurations.path, (r) => this.hncConfiguration(r), HNC_CONFIGURATION)
       .route(Webhook.objects.path, (r) => this.object(r));
     this.port = await server.start();
     this.server = server;
@@ -166,7 +176,7 @@ export class Webhooks {
         try {
           if (check.kind === 'authorize') {
             return {
-              allowed: await userCan(this.opts.client, r.userInfo, {
+              allowed: await userCan(this.api, r.userInfo, {
                 verb: 'update',
                 group: GROUP,
                 resource: 'hierarchyconfigurations',
@@ -174,7 +184,7 @@ export class Webhooks {
               }),
             };
           }
-          const exists = await this.opts.client.get(`/api/v1/namespaces/${check.namespace}`).then(
+          const exists = await this.api.get(`/api/v1/namespaces/${segment(check.namespace)}`).then(
             () => true,
             (e: unknown) => (isNotFound(e) ? false : Promise.reject(e)),
           );
@@ -191,7 +201,8 @@ export class Webhooks {
     const input = this.input<HNCConfiguration>(r);
     // Discovery answers for the groups the new spec names, fetched before the pure decision.
     this.discovery.forget();
-    const groups = new Set((input.object?.spec?.resources ?? []).map((x) => x.group ?? ''));
+    // A group that is not a DNS subdomain is refused by the validator; it is never put into a URL.
+    const groups = new Set((input.object?.spec?.resources ?? []).map((x) => x.group ?? '').filter((g) => g === '' || isGroupName(g)));
     const found = new Map<string, Map<string, ResourceResolution>>();
     for (const group of groups) {
       const m = new Map<string, ResourceResolution>();
@@ -199,7 +210,7 @@ export class Webhooks {
         const version =
           group === ''
             ? 'v1'
-            : (await this.opts.client.get<{ preferredVersion?: { version: string } }>(`/apis/${group}`)).preferredVersion?.version;
+            : (await this.api.get<{ preferredVersion?: { version: string } }>(`/apis/${segment(group)}`)).preferredVersion?.version;
         for (const res of version ? await this.discovery.resources(group, version) : [])
           m.set(res.resource, { namespaced: res.namespaced, kind: res.kind, version: res.version, group });
       } catch (err) {

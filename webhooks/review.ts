@@ -1,4 +1,5 @@
 import type { Decision } from '../core/validation/decision.js';
+import { ANY_OBJECT, REQUEST, shapeError, type Shape } from './shapes.js';
 
 // AdmissionReview v1: decoding requests defensively (a malformed review is a 400, never a crash)
 // and encoding answers that always echo the uid and carry an explicit status.
@@ -32,7 +33,8 @@ export class BadReview extends Error {
 
 const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
 
-export function decodeReview(body: string): AdmissionRequest {
+/** Parses and checks a review; `objectShape` is what its object and oldObject must look like (default: any object with valid metadata). */
+export function decodeReview(body: string, objectShape: Shape = ANY_OBJECT): AdmissionRequest {
   let review: unknown;
   try {
     review = JSON.parse(body);
@@ -44,16 +46,16 @@ export function decodeReview(body: string): AdmissionRequest {
   if (r.apiVersion !== 'admission.k8s.io/v1')
     throw new BadReview(`unsupported AdmissionReview version ${JSON.stringify(r.apiVersion)}; only admission.k8s.io/v1 is served`);
   const req = r.request;
-  if (!req || typeof req !== 'object') throw new BadReview('the AdmissionReview has no request');
+  if (!req || typeof req !== 'object' || Array.isArray(req)) throw new BadReview('the AdmissionReview has no request');
   if (typeof req.uid !== 'string' || !req.uid) throw new BadReview('the request has no uid');
-  if (typeof req.operation !== 'string' || !OPERATIONS.has(req.operation))
-    throw new BadReview(`unknown operation ${JSON.stringify(req.operation)}`);
-  if (!req.userInfo || typeof req.userInfo.username !== 'string') throw new BadReview('the request has no userInfo.username');
-  if (!req.kind || typeof req.kind.kind !== 'string' || !req.resource || typeof req.resource.resource !== 'string')
-    throw new BadReview('the request has no kind or resource');
+  const wrong = shapeError(req, REQUEST, 'request');
+  if (wrong) throw new BadReview(wrong);
+  if (!OPERATIONS.has(req.operation!)) throw new BadReview(`unknown operation ${JSON.stringify(req.operation)}`);
   for (const f of ['object', 'oldObject'] as const) {
     const o = req[f];
     if (o !== undefined && o !== null && (typeof o !== 'object' || Array.isArray(o))) throw new BadReview(`request.${f} is not an object`);
+    const e = shapeError(o, objectShape, `request.${f}`);
+    if (e) throw new BadReview(e);
   }
   return req as AdmissionRequest;
 }

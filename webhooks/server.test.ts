@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import https from 'node:https';
 import { CertificateAuthority } from '../kube/pki.js';
 import { noopLogger } from '../kube/watch/logger.js';
-import { NOT_READY_MESSAGE, WebhookServer } from './server.js';
+import { MAX_BODY, NOT_READY_MESSAGE, WebhookServer } from './server.js';
 import type { Verdict } from './review.js';
 
 let server: WebhookServer | undefined;
@@ -26,10 +26,10 @@ async function serve(ready: boolean, handler: () => Verdict | Promise<Verdict>) 
   });
   server.route('/validate', handler).route('/mutate', handler);
   const port = await server.start();
-  return (path: string, body: string) =>
+  return (path: string, body: string | Buffer, headers: Record<string, string> = {}) =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = https.request(
-        { host: '127.0.0.1', port, path, method: 'POST', ca: ca.certPem, headers: { 'content-type': 'application/json' } },
+        { host: '127.0.0.1', port, path, method: 'POST', ca: ca.certPem, headers: { 'content-type': 'application/json', ...headers } },
         (res) => {
           let b = '';
           res.on('data', (c: Buffer) => (b += c.toString()));
@@ -108,5 +108,34 @@ describe('WebhookServer', () => {
   it('answers 404 for an unknown path', async () => {
     const post = await serve(true, () => ({ allowed: true }));
     expect((await post('/nope', review())).status).toBe(404);
+  });
+
+  it('answers a body over the limit with a real 413, with or without a declared length, and keeps serving', async () => {
+    const post = await serve(true, () => ({ allowed: true }));
+    const big = Buffer.alloc(MAX_BODY + 1, 0x20);
+    const declared = await post('/validate', big);
+    expect(declared.status).toBe(413);
+    expect(declared.body).toContain('larger than');
+    const chunked = await post('/validate', big, { 'transfer-encoding': 'chunked' });
+    expect(chunked.status).toBe(413);
+    expect(JSON.parse((await post('/validate', review())).body).response.allowed).toBe(true);
+  });
+
+  it('refuses deeply nested JSON with a 400 before parsing it, and keeps serving', async () => {
+    const post = await serve(true, () => ({ allowed: true }));
+    const half = 1024 * 1024;
+    const res = await post('/validate', '['.repeat(half) + ']'.repeat(half));
+    expect(res).toEqual({ status: 400, body: 'the review is nested more than 256 levels deep\n' });
+    expect(JSON.parse((await post('/validate', review())).body).response.allowed).toBe(true);
+  });
+
+  it('answers a wrong-typed field with a 400 naming it, never a handler crash', async () => {
+    const post = await serve(true, () => ({ allowed: true }));
+    const bad = JSON.parse(review()) as { request: { userInfo: { groups: unknown } } };
+    bad.request.userInfo.groups = 'system:masters';
+    expect(await post('/validate', JSON.stringify(bad))).toEqual({
+      status: 400,
+      body: 'request.userInfo.groups must be an array, not a string\n',
+    });
   });
 });

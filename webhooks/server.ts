@@ -3,7 +3,9 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../kube/log.js';
+import { jsonTooCostly } from './json-limits.js';
 import { BadReview, decodeReview, encodeResponse, type AdmissionRequest, type Verdict } from './review.js';
+import type { Shape } from './shapes.js';
 
 export type Handler = (req: AdmissionRequest) => Verdict | Promise<Verdict>;
 
@@ -21,13 +23,23 @@ export interface WebhookServerOptions {
   onReview?: (path: string, verdict: Verdict, ms: number) => void;
 }
 
-const MAX_BODY = 3 * 1024 * 1024; // the apiserver's own request limit is 3 MiB
+/** The API server's own request limit is 3 MiB; a review carries the object and its old version. */
+export const MAX_BODY = 3 * 1024 * 1024;
+/** Ordinary reviews are far smaller: above this a body waits for one of LARGE_SLOTS. */
+const SMALL_BODY = 64 * 1024;
+/** Large bodies read and parsed at once: bounds their memory and how long one turn of the event loop can take. */
+const LARGE_SLOTS = 2;
+/** A large body must arrive (and a refused one drain) within this; the API server's webhook timeout is at most 30 s. */
+const BODY_TIMEOUT_MS = 10_000;
+/** A refused body is read to its end (so the client gets the answer, not a reset) up to this much, then the connection is cut. */
+const MAX_DRAIN = 4 * MAX_BODY;
 
 export const NOT_READY_MESSAGE = 'HNC is starting up and has not loaded the namespace hierarchy yet; please try again in a few seconds';
 
 export class WebhookServer {
   private readonly server: https.Server;
-  private readonly handlers = new Map<string, Handler>();
+  private readonly handlers = new Map<string, { handler: Handler; shape?: Shape }>();
+  private readonly large = new Slots(LARGE_SLOTS);
 
   constructor(private readonly opts: WebhookServerOptions) {
     this.server = https.createServer({ cert: opts.cert, key: opts.key }, (req, res) => void this.serve(req, res));
@@ -36,8 +48,9 @@ export class WebhookServer {
     this.server.headersTimeout = 95_000;
   }
 
-  route(path: string, handler: Handler): this {
-    this.handlers.set(path, handler);
+  /** Serves `path`; `shape` is what its reviews' object and oldObject must look like (webhooks/shapes.ts). */
+  route(path: string, handler: Handler, shape?: Shape): this {
+    this.handlers.set(path, { handler, shape });
     return this;
   }
 
@@ -66,22 +79,28 @@ export class WebhookServer {
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
     const path = (req.url ?? '').split('?')[0]!;
-    const handler = this.handlers.get(path);
-    if (!handler) return this.plain(res, 404, `no webhook is served at ${path}`);
-    if (req.method !== 'POST') return this.plain(res, 405, 'webhooks take POST');
-    let body = '';
-    try {
-      body = await readBody(req);
-    } catch (err) {
-      return this.plain(res, 413, (err as Error).message);
-    }
+    const route = this.handlers.get(path);
+    if (!route) return this.refuse(req, res, 404, `no webhook is served at ${path}`);
+    if (req.method !== 'POST') return this.refuse(req, res, 405, 'webhooks take POST');
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (declared > MAX_BODY) return this.refuse(req, res, 413, `the review is larger than ${MAX_BODY} bytes`);
+    // Small bodies (every ordinary review) go straight on; larger ones take turns.
+    const large = !(declared <= SMALL_BODY);
+    if (large) await this.large.take();
     let review: AdmissionRequest;
     try {
-      review = decodeReview(body);
+      const body = await readBody(req);
+      if (body === TOO_LARGE) return this.refuse(req, res, 413, `the review is larger than ${MAX_BODY} bytes`);
+      const costly = jsonTooCostly(body);
+      if (costly) return this.plain(res, 400, costly);
+      review = decodeReview(body.toString('utf8'), route.shape);
     } catch (err) {
       if (err instanceof BadReview) return this.plain(res, 400, err.message);
-      throw err;
+      return this.plain(res, 400, `the review could not be read: ${(err as Error).message}`);
+    } finally {
+      if (large) this.large.give();
     }
+    const handler = route.handler;
     let verdict: Verdict;
     if (!this.opts.isReady()) {
       verdict = this.opts.allowWhileStarting?.has(path)
@@ -121,23 +140,96 @@ export class WebhookServer {
   }
 
   private plain(res: ServerResponse, code: number, message: string): void {
+    if (res.headersSent || res.destroyed) return;
     res.writeHead(code, { 'content-type': 'text/plain' });
     res.end(`${message}\n`);
   }
+
+  /**
+   * Answers without keeping the body: what is left of it is read and dropped first (closing a
+   * socket with unread data resets it, and the client would see the reset instead of the answer),
+   * then the connection is closed. A body past MAX_DRAIN, or too slow, is cut.
+   */
+  private refuse(req: IncomingMessage, res: ServerResponse, code: number, message: string): void {
+    let drained = 0;
+    const cut = setTimeout(() => req.destroy(), BODY_TIMEOUT_MS);
+    const answer = () => {
+      clearTimeout(cut);
+      if (res.headersSent || res.destroyed) return;
+      res.writeHead(code, { 'content-type': 'text/plain', connection: 'close' });
+      res.end(`${message}\n`);
+    };
+    if (req.readableEnded) return answer();
+    req.removeAllListeners('data');
+    req.on('data', (c: Buffer) => {
+      drained += c.length;
+      if (drained > MAX_DRAIN) {
+        clearTimeout(cut);
+        req.destroy();
+      }
+    });
+    req.once('end', answer);
+    req.once('error', () => clearTimeout(cut));
+    req.resume();
+  }
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+const TOO_LARGE = Symbol('too large');
+
+/** The body, or TOO_LARGE as soon as it passes MAX_BODY (the rest is left for refuse() to drain). */
+function readBody(req: IncomingMessage): Promise<Buffer | typeof TOO_LARGE> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (c: Buffer) => {
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new Error(`the body did not arrive within ${BODY_TIMEOUT_MS} ms`));
+    }, BODY_TIMEOUT_MS);
+    const onData = (c: Buffer) => {
       size += c.length;
       if (size > MAX_BODY) {
-        reject(new Error('the review is larger than 3 MiB'));
-        req.destroy();
+        done();
+        req.pause();
+        resolve(TOO_LARGE);
       } else chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
+    };
+    const onEnd = () => {
+      done();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    };
+    const onError = (err: Error) => {
+      done();
+      reject(err);
+    };
+    const done = () => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
   });
+}
+
+/** A counting semaphore: take() waits in arrival order for one of `n` slots. */
+class Slots {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+  constructor(n: number) {
+    this.free = n;
+  }
+  take(): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
+  }
 }

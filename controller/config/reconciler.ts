@@ -15,7 +15,7 @@ import {
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
 import { jsonEqual } from '../../core/util/equal.js';
 import type { PropagationOptions } from '../../core/propagation/decide.js';
-import { isAlreadyExists, isNotFound, type KubeClient } from '../../kube/client.js';
+import { isAlreadyExists, isNotFound, segment, type KubeClient } from '../../kube/client.js';
 import { Discovery } from '../../kube/discovery.js';
 import type { CrdObject, HierarchyCache } from '../../kube/hierarchy-cache.js';
 import type { Logger } from '../../kube/log.js';
@@ -262,7 +262,7 @@ export class ConfigController {
         const version =
           group === ''
             ? 'v1'
-            : (await this.deps.client.get<{ preferredVersion?: { version: string } }>(`/apis/${group}`)).preferredVersion?.version;
+            : (await this.deps.client.get<{ preferredVersion?: { version: string } }>(`/apis/${segment(group)}`)).preferredVersion?.version;
         if (!version) throw new Error(`no preferred version for group "${group}"`);
         byGroup.set(
           group,

@@ -55,6 +55,18 @@ describe('HNCConfiguration validator: the types (docs/behaviour.md §7.5)', () =
     expect(validateHncConfiguration(h, create(hncConfig([{ resource: 'secrets', mode: 'Remove' }])), { resolve })).toEqual(ALLOWED);
   });
 
+  it('refuses a group or resource that is not a valid name, without asking discovery (both become URL segments)', () => {
+    const asked = vi.fn(resolve);
+    const check = (resources: ResourceSpec[]) => validateHncConfiguration(h, update(hncConfig(), hncConfig(resources)), { resolve: asked });
+    expect(refusal(check([{ group: '../api/v1/namespaces/kube-system/secrets', resource: 'roles' }])).message).toContain(
+      'spec.resources[0]: Invalid value: roles.../api/v1/namespaces/kube-system/secrets: group "../api/v1/namespaces/kube-system/secrets" is not a valid API group name',
+    );
+    expect(refusal(check([{ group: '..', resource: 'roles' }])).code).toBe(422);
+    expect(refusal(check([{ resource: 'secrets/../x' }])).message).toContain('resource "secrets/../x" is not a valid resource name');
+    expect(refusal(check([{ resource: '' }])).message).toContain('resource must be set');
+    expect(asked).not.toHaveBeenCalled();
+  });
+
   it("refuses a resource discovery does not know, with the mapper's error", () => {
     expect(validate([{ resource: 'foos' }])).toEqual(invalid('spec.resources[0]: Invalid value: foos: no matches for /, Resource=foos'));
     expect(validate([{ group: 'example.com', resource: 'foos' }])).toEqual(

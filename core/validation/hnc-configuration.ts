@@ -13,6 +13,7 @@
 import { ENFORCED_TYPES, PropagationMode, Singleton } from '../api/constants.js';
 import { effectiveMode, type HNCConfiguration } from '../api/types.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
+import { isDns1123Label, isDns1123Subdomain } from '../util/k8s-names.js';
 import {
   allow,
   badRequest,
@@ -113,6 +114,23 @@ export function typeOverwriteMessage(gvk: GroupVersionKind, conflicts: readonly 
   );
 }
 
+/** Whether `group` can name an API group (a DNS subdomain); the empty core group is checked apart. */
+export const isGroupName = (group: string): boolean => isDns1123Subdomain(group).length === 0;
+
+/**
+ * Why a spec entry's group or resource cannot name an API type, or undefined. Checked before
+ * discovery is asked: both become segments of a URL (`/apis/<group>`), and no real group or
+ * resource name holds a `/` or is `..`. Beyond HNC, which passed them to its RESTMapper as they were.
+ */
+export function groupResourceNameError(group: string, resource: unknown): string | undefined {
+  if (group !== '' && !isGroupName(group))
+    return `group ${goQuote(group)} is not a valid API group name: ${isDns1123Subdomain(group).join('; ')}`;
+  if (typeof resource !== 'string' || resource === '') return 'resource must be set';
+  const errs = isDns1123Label(resource);
+  if (errs.length) return `resource ${goQuote(resource)} is not a valid resource name: ${errs.join('; ')}`;
+  return undefined;
+}
+
 const gkKey = (gk: GroupKind): string => `${gk.group}/${gk.kind}`;
 
 interface ResolvedType extends GroupVersionKind {
@@ -136,6 +154,11 @@ function resolveTypes(config: HNCConfiguration, resolve: ResourceResolver): { er
     const path = `spec.resources[${i}]`;
     const grText = groupResourceText({ group, resource: spec.resource });
     const shown = { printed: grText };
+    const badName = groupResourceNameError(group, spec.resource);
+    if (badName) {
+      errors.push(fieldInvalid(path, shown, badName));
+      return;
+    }
     const res = resolve(group, spec.resource);
     if ('error' in res) {
       errors.push(fieldInvalid(path, shown, res.error));
