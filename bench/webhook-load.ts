@@ -39,6 +39,9 @@ export interface LatencyResult {
   maxInFlight: number;
   overall: Summary;
   byRequest: Record<string, Summary & { denied: number; errors: number }>;
+  /** Direct reviews: time until each had a connection to go out on, and how many opened a new one. */
+  clientWait?: Summary;
+  newConnections?: number;
   /** Every request, when asked for (to cut a window out of the run). */
   samples?: Sample[];
 }
@@ -46,7 +49,16 @@ export interface LatencyResult {
 export type Load = { mode: 'open'; rate: number } | { mode: 'closed'; concurrency: number };
 
 /** One request: its kind, when it was sent (ms since the epoch, comparable across threads), how long it took. */
-export type Sample = { name: string; at: number; ms: number; denied: boolean; error: boolean };
+export type Sample = {
+  name: string;
+  at: number;
+  ms: number;
+  denied: boolean;
+  error: boolean;
+  /** Direct reviews: until the request had a connection (queued in the client, or connecting); whether that was a new one. */
+  waitMs?: number;
+  fresh?: boolean;
+};
 
 const epochNow = () => performance.timeOrigin + performance.now();
 
@@ -110,6 +122,12 @@ function summarizeSamples(samples: readonly Sample[], load: Load, seconds: numbe
     maxInFlight,
     overall: summarize(samples.map((s) => s.ms)),
     byRequest,
+    ...(samples.some((s) => s.waitMs !== undefined)
+      ? {
+          clientWait: summarize(samples.filter((s) => s.waitMs !== undefined && !Number.isNaN(s.waitMs)).map((s) => s.waitMs!)),
+          newConnections: samples.filter((s) => s.fresh).length,
+        }
+      : {}),
   };
 }
 
@@ -264,8 +282,12 @@ function labelsParent(labels: Record<string, string>, _ns: string): string | und
 /** A client for HNC's webhook server on 127.0.0.1:`port`, trusting HNC's own CA. */
 export function directClient(port: number, caPem: string, targets: LoadTargets, labelsOf: (ns: string) => Record<string, string>) {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 256, ca: caPem });
-  const post = (r: Review) =>
-    new Promise<{ allowed: boolean; status: number }>((resolve, reject) => {
+  // Time until the request had a connection to go out on (a free keep-alive socket, or a new one
+  // connected and TLS-ready): what the client itself added before the server could see it.
+  const post = (r: Review, t0: number) =>
+    new Promise<{ allowed: boolean; status: number; waitMs: number; fresh: boolean }>((resolve, reject) => {
+      let waitMs = NaN;
+      let fresh = false;
       const req = https.request(
         {
           host: '127.0.0.1',
@@ -281,14 +303,21 @@ export function directClient(port: number, caPem: string, targets: LoadTargets, 
           res.on('end', () => {
             try {
               const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { response?: { allowed?: boolean } };
-              resolve({ allowed: body.response?.allowed === true, status: res.statusCode ?? 0 });
+              resolve({ allowed: body.response?.allowed === true, status: res.statusCode ?? 0, waitMs, fresh });
             } catch {
-              resolve({ allowed: false, status: res.statusCode ?? 0 });
+              resolve({ allowed: false, status: res.statusCode ?? 0, waitMs, fresh });
             }
           });
           res.on('error', reject);
         },
       );
+      req.on('socket', (socket) => {
+        const ready = () => (waitMs = performance.now() - t0);
+        if ((socket as { connecting?: boolean }).connecting) {
+          fresh = true;
+          socket.once('secureConnect', ready);
+        } else ready();
+      });
       req.on('error', reject);
       req.end(r.body);
     });
@@ -297,8 +326,16 @@ export function directClient(port: number, caPem: string, targets: LoadTargets, 
     const at = epochNow();
     const t = performance.now();
     try {
-      const res = await post(r);
-      return { name: r.name, at, ms: performance.now() - t, denied: !res.allowed, error: res.status !== 200 };
+      const res = await post(r, t);
+      return {
+        name: r.name,
+        at,
+        ms: performance.now() - t,
+        denied: !res.allowed,
+        error: res.status !== 200,
+        waitMs: res.waitMs,
+        fresh: res.fresh,
+      };
     } catch {
       return { name: r.name, at, ms: performance.now() - t, denied: false, error: true };
     }

@@ -187,6 +187,43 @@ describe('Services and the PodDisruptionBudget', () => {
   });
 });
 
+describe('the optional NetworkPolicy (deploy/network-policy/)', () => {
+  interface Peer {
+    ipBlock?: { cidr: string };
+    namespaceSelector?: { matchLabels: Record<string, string> };
+    podSelector?: unknown;
+  }
+  interface Policy extends RenderedObject {
+    spec: {
+      podSelector: { matchLabels: Record<string, string> };
+      policyTypes: string[];
+      ingress: Array<{ from: Peer[]; ports: Array<{ protocol: string; port: number }> }>;
+    };
+  }
+  const [policy, ...more] = readManifests(join(ROOT, 'deploy/network-policy/hnc-ingress.yaml')) as Policy[];
+  const ruleFor = (port: number) => policy!.spec.ingress.filter((r) => r.ports.some((p) => p.port === port));
+
+  it("is one ingress policy over the manager pods, left out of the default install (its addresses are each cluster's own)", () => {
+    expect(more).toEqual([]);
+    expect(policy!.kind).toBe('NetworkPolicy');
+    expect(policy!.metadata.namespace).toBe(NS);
+    expect(selects(policy!.spec.podSelector.matchLabels)).toBe(true);
+    expect(policy!.spec.policyTypes).toEqual(['Ingress']);
+    expect(objects.some((o) => o.kind === 'NetworkPolicy')).toBe(false);
+  });
+
+  it('admits the webhook port from an address block only (the API server is no pod), and every container port has its rule', () => {
+    const webhook = ruleFor(portNamed('webhook-server')!);
+    expect(webhook).toHaveLength(1);
+    expect(webhook[0]!.from).toEqual([{ ipBlock: { cidr: expect.stringMatching(/^[\d.]+\/\d+$/) as unknown } }]);
+    expect(webhook[0]!.ports).toEqual([{ protocol: 'TCP', port: 9443 }]);
+    expect(ruleFor(portNamed('health')!)[0]!.from.every((p) => p.ipBlock && !p.podSelector && !p.namespaceSelector)).toBe(true);
+    expect(ruleFor(portNamed('metrics')!)[0]!.from).toEqual([{ namespaceSelector: { matchLabels: expect.any(Object) as unknown } }]);
+    const container = (manager.ports ?? []).map((p) => p.containerPort).sort();
+    expect(policy!.spec.ingress.flatMap((r) => r.ports.map((p) => p.port)).sort()).toEqual(container);
+  });
+});
+
 describe('the Dockerfile', () => {
   const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
   const build = ts.readConfigFile(join(ROOT, 'tsconfig.build.json'), ts.sys.readFile);
