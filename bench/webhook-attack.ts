@@ -3,7 +3,8 @@
 // Ordinary reviews while unauthenticated clients flood the webhook server with deeply nested JSON
 // (3 MB of `[[[…]]]`, under the body limit), all on 127.0.0.1: the webhook server (plain
 // WebhookServer, a handler that allows) runs in a child process with the Deployment's heap limit,
-// so its peak RSS is its own. Prints the ordinary reviews' latency at rest and under attack, and
+// so its peak RSS is its own, and the attackers run in a process of their own, so the ordinary
+// reviews' client is not slowed by sending the attack. Prints the ordinary reviews' latency at rest and under attack, and
 // the child's peak RSS. --server points at another copy of webhooks/server.ts (e.g. an older
 // checkout) to compare. Not a test: nothing here fails on a time.
 import { fork, type ChildProcess } from 'node:child_process';
@@ -13,6 +14,7 @@ import { resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { summarize, type Summary } from './util.js';
+import type { WebhookServer } from '../webhooks/server.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -22,6 +24,7 @@ const { values: flags } = parseArgs({
     depth: { type: 'string', default: '1500000' },
     server: { type: 'string' },
     child: { type: 'boolean', default: false },
+    attacker: { type: 'string' },
   },
   strict: true,
 });
@@ -33,7 +36,7 @@ type ChildMessage = { port: number } | { peakRssMB: number; rssMB: number };
 
 async function child(): Promise<void> {
   const module = (await import(pathToFileURL(resolvePath(flags.server ?? `${HERE}/../webhooks/server.ts`)).href)) as {
-    WebhookServer: typeof import('../webhooks/server.js').WebhookServer;
+    WebhookServer: typeof WebhookServer;
   };
   const { cert, key } = JSON.parse(process.env.ATTACK_TLS!) as { cert: string; key: string };
   const quiet = () => undefined;
@@ -125,33 +128,34 @@ async function parent(): Promise<void> {
   proc.send('rss');
   const rest = (await next()) as { peakRssMB: number };
 
-  const attack = Buffer.from('['.repeat(depth) + ']'.repeat(depth));
-  const attackAgent = new https.Agent({ keepAlive: true, maxSockets: 1024, ca: ca.certPem });
-  let stop = false;
-  const answers = new Map<number, number>();
-  const attacker = async () => {
-    while (!stop) {
-      const code = await post(attackAgent, port, attack);
-      answers.set(code, (answers.get(code) ?? 0) + 1);
-    }
-  };
-  const attackers = Array.from({ length: Number(flags.attackers) }, attacker);
+  const attackers = fork(
+    fileURLToPath(import.meta.url),
+    ['--attacker', String(port), '--attackers', flags.attackers!, '--depth', flags.depth!],
+    {
+      execArgv: ['--import', 'tsx'],
+      env: { ...process.env, ATTACK_CA: ca.certPem },
+    },
+  );
+  await new Promise((r) => attackers.once('message', r)); // started
   await new Promise((r) => setTimeout(r, 1000));
   const underAttack = await ordinaryLoad(port, ca.certPem, rate, seconds);
-  stop = true;
   proc.send('rss');
   const peak = (await next()) as { peakRssMB: number; rssMB: number };
-  await Promise.race([Promise.all(attackers), new Promise((r) => setTimeout(r, 30_000))]);
-  attackAgent.destroy();
+  attackers.send('stop');
+  const answers = await Promise.race([
+    new Promise<Record<string, number>>((r) => attackers.once('message', (m) => r(m as Record<string, number>))),
+    new Promise<Record<string, number>>((r) => setTimeout(() => r({}), 30_000)),
+  ]);
+  attackers.kill();
   proc.disconnect();
   const line = (name: string, s: Summary & { errors: number }) =>
     `${name}: p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms, max ${s.max.toFixed(1)} ms, ${s.errors} of ${s.n} failed`;
   process.stdout.write(
     [
-      `server: ${flags.server ?? 'webhooks/server.ts'}; ${flags.attackers} attackers, ${attack.length} bytes each, ${depth} deep; ordinary reviews at ${rate}/s for ${seconds} s`,
+      `server: ${flags.server ?? 'webhooks/server.ts'}; ${flags.attackers} attackers, ${2 * depth} bytes each, ${depth} deep; ordinary reviews at ${rate}/s for ${seconds} s`,
       line('at rest', atRest),
       line('under attack', underAttack),
-      `attack answers by status (-1: reset/error): ${JSON.stringify(Object.fromEntries(answers))}`,
+      `attack answers by status (-1: reset/error): ${JSON.stringify(answers)}`,
       `peak RSS: ${rest.peakRssMB.toFixed(0)} MB at rest, ${peak.peakRssMB.toFixed(0)} MB after the attack`,
       '',
     ].join('\n'),
@@ -159,4 +163,29 @@ async function parent(): Promise<void> {
   process.exit(0);
 }
 
-await (flags.child ? child() : parent());
+/** Attackers in a loop until told to stop; then the answers they got, by status. */
+async function attacker(): Promise<void> {
+  const port = Number(flags.attacker);
+  const depth = Number(flags.depth);
+  const attack = Buffer.from('['.repeat(depth) + ']'.repeat(depth));
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 1024, ca: process.env.ATTACK_CA });
+  let stop = false;
+  const answers: Record<string, number> = {};
+  const loop = async () => {
+    while (!stop) {
+      const code = await post(agent, port, attack);
+      answers[code] = (answers[code] ?? 0) + 1;
+    }
+  };
+  const loops = Array.from({ length: Number(flags.attackers) }, loop);
+  process.send!('started');
+  process.on('message', () => {
+    stop = true;
+    void Promise.race([Promise.all(loops), new Promise((r) => setTimeout(r, 20_000))]).then(() => {
+      process.send!(answers);
+      agent.destroy();
+    });
+  });
+}
+
+await (flags.child ? child() : flags.attacker ? attacker() : parent());

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonTooCostly, REVIEW_LIMITS } from './json-limits.js';
+import { JsonCostScanner, jsonTooCostly, REVIEW_LIMITS } from './json-limits.js';
 
 const scan = (s: string, limits = REVIEW_LIMITS) => jsonTooCostly(Buffer.from(s), limits);
 const small = { maxDepth: 3, maxStructures: 5, maxElements: 4 };
@@ -47,5 +47,32 @@ describe('jsonTooCostly', () => {
   it('leaves malformed JSON to the parser', () => {
     expect(scan('{"a": "unterminated')).toBeUndefined();
     expect(scan(']]]')).toBeUndefined();
+  });
+
+  it('gives the same answer over chunks, wherever a chunk ends (inside strings, between backslashes)', () => {
+    const bodies = [
+      JSON.stringify({ a: 'x"[[[[', b: '\\', c: '\\"[[[[', d: ['[', '\\\\'] }),
+      '[[["\\\\"],["\\""]]]',
+      '{"a":"\\\\\\"[[[[[","b":[[[[1]]]]}',
+      '[1,2,3,4,"a,b",{"k":"v"}]',
+    ];
+    for (const body of bodies) {
+      const whole = jsonTooCostly(Buffer.from(body), small);
+      for (let cut = 0; cut <= body.length; cut++) {
+        for (const step of [1, 2, 3, 5]) {
+          const scanner = new JsonCostScanner(small);
+          let got: string | undefined;
+          const bytes = Buffer.from(body);
+          const pieces = [
+            bytes.subarray(0, cut),
+            ...Array.from({ length: Math.ceil((bytes.length - cut) / step) }, (_, k) =>
+              bytes.subarray(cut + k * step, cut + (k + 1) * step),
+            ),
+          ];
+          for (const p of pieces) got ??= scanner.push(p);
+          expect(got, `${body} cut at ${cut} in steps of ${step}`).toBe(whole);
+        }
+      }
+    }
   });
 });

@@ -30,36 +30,77 @@ const COMMA = 0x2c;
  * the limits passes and JSON.parse reports it.
  */
 export function jsonTooCostly(body: Uint8Array, limits: JsonLimits = REVIEW_LIMITS): string | undefined {
-  let depth = 0;
-  let structures = 0;
-  let elements = 0;
-  const n = body.length;
-  for (let i = 0; i < n; i++) {
-    const c = body[i]!;
-    if (c === QUOTE) {
-      i = stringEnd(body, i);
-    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      if (++depth > limits.maxDepth) return `the review is nested more than ${limits.maxDepth} levels deep`;
-      if (++structures > limits.maxStructures) return `the review holds more than ${limits.maxStructures} objects, arrays and fields`;
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      depth--;
-    } else if (c === COLON) {
-      if (++structures > limits.maxStructures) return `the review holds more than ${limits.maxStructures} objects, arrays and fields`;
-    } else if (c === COMMA) {
-      if (++elements > limits.maxElements) return `the review holds more than ${limits.maxElements} values`;
-    }
-  }
-  return undefined;
+  return new JsonCostScanner(limits).push(body);
 }
 
-/** The index of the quote closing the string opened at `open` (native search; an odd run of backslashes escapes a quote). */
-function stringEnd(body: Uint8Array, open: number): number {
-  let q = open;
-  for (;;) {
-    q = body.indexOf(QUOTE, q + 1);
-    if (q < 0) return body.length;
-    let backslashes = 0;
-    while (body[q - 1 - backslashes] === BACKSLASH) backslashes++;
-    if (backslashes % 2 === 0) return q;
+/**
+ * The same count over a body arriving in chunks, so that a costly body is refused at its first
+ * chunks, before the rest is read (or decrypted). A string, and a run of backslashes in it, may
+ * span chunks.
+ */
+export class JsonCostScanner {
+  private depth = 0;
+  private structures = 0;
+  private elements = 0;
+  private inString = false;
+  /** Inside a string: whether the bytes just before this chunk were an odd run of backslashes. */
+  private escaping = false;
+
+  constructor(private readonly limits: JsonLimits = REVIEW_LIMITS) {}
+
+  /** Counts one more chunk; the first limit passed, as a message, or undefined. */
+  push(chunk: Uint8Array): string | undefined {
+    const { limits } = this;
+    const n = chunk.length;
+    let i = 0;
+    while (i < n) {
+      if (this.inString) {
+        i = this.skipString(chunk, i);
+        continue;
+      }
+      const c = chunk[i++]!;
+      if (c === QUOTE) {
+        this.inString = true;
+        this.escaping = false;
+      } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+        if (++this.depth > limits.maxDepth) return `the review is nested more than ${limits.maxDepth} levels deep`;
+        if (++this.structures > limits.maxStructures)
+          return `the review holds more than ${limits.maxStructures} objects, arrays and fields`;
+      } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+        this.depth--;
+      } else if (c === COLON) {
+        if (++this.structures > limits.maxStructures)
+          return `the review holds more than ${limits.maxStructures} objects, arrays and fields`;
+      } else if (c === COMMA) {
+        if (++this.elements > limits.maxElements) return `the review holds more than ${limits.maxElements} values`;
+      }
+    }
+    return undefined;
+  }
+
+  /** From `from` inside a string: the index after its closing quote (string over), or the chunk's end (still inside). */
+  private skipString(chunk: Uint8Array, from: number): number {
+    let i = from;
+    if (this.escaping) {
+      // The byte after a backslash from the previous chunk is escaped, whatever it is.
+      this.escaping = false;
+      i++;
+    }
+    for (;;) {
+      const q = chunk.indexOf(QUOTE, i);
+      const end = q < 0 ? chunk.length : q;
+      // The run of backslashes just before `end` (within this stretch) decides whether it is escaped.
+      let run = 0;
+      while (end - 1 - run >= i && chunk[end - 1 - run] === BACKSLASH) run++;
+      if (q < 0) {
+        this.escaping = run % 2 === 1;
+        return chunk.length;
+      }
+      if (run % 2 === 0) {
+        this.inString = false;
+        return q + 1;
+      }
+      i = q + 1;
+    }
   }
 }

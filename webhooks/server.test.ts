@@ -7,6 +7,8 @@ import { MAX_BODY, NOT_READY_MESSAGE, WebhookServer } from './server.js';
 import type { Verdict } from './review.js';
 
 let server: WebhookServer | undefined;
+let lastPort = 0;
+let lastCa = '';
 afterEach(async () => {
   await server?.stop();
   server = undefined;
@@ -26,6 +28,8 @@ async function serve(ready: boolean, handler: () => Verdict | Promise<Verdict>) 
   });
   server.route('/validate', handler).route('/mutate', handler);
   const port = await server.start();
+  lastPort = port;
+  lastCa = ca.certPem;
   return (path: string, body: string | Buffer, headers: Record<string, string> = {}) =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = https.request(
@@ -121,11 +125,29 @@ describe('WebhookServer', () => {
     expect(JSON.parse((await post('/validate', review())).body).response.allowed).toBe(true);
   });
 
-  it('refuses deeply nested JSON with a 400 before parsing it, and keeps serving', async () => {
+  it('refuses deeply nested JSON with a 400 at its first chunk, before the rest is sent, and keeps serving', async () => {
     const post = await serve(true, () => ({ allowed: true }));
-    const half = 1024 * 1024;
-    const res = await post('/validate', '['.repeat(half) + ']'.repeat(half));
-    expect(res).toEqual({ status: 400, body: 'the review is nested more than 256 levels deep\n' });
+    // 3 MB declared, only the first 64 KiB of `[[[…` sent: the answer must come without the rest.
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = https.request(
+        {
+          host: '127.0.0.1',
+          port: lastPort,
+          path: '/validate',
+          method: 'POST',
+          ca: lastCa,
+          headers: { 'content-type': 'application/json', 'content-length': 3_000_000 },
+        },
+        (res) => {
+          let b = '';
+          res.on('data', (c: Buffer) => (b += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
+        },
+      );
+      req.on('error', reject);
+      req.write('['.repeat(64 * 1024));
+    });
+    expect(answer).toEqual({ status: 400, body: 'the review is nested more than 256 levels deep\n' });
     expect(JSON.parse((await post('/validate', review())).body).response.allowed).toBe(true);
   });
 

@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../kube/log.js';
-import { jsonTooCostly } from './json-limits.js';
+import { JsonCostScanner } from './json-limits.js';
 import { BadReview, decodeReview, encodeResponse, type AdmissionRequest, type Verdict } from './review.js';
 import type { Shape } from './shapes.js';
 
@@ -91,8 +91,7 @@ export class WebhookServer {
     try {
       const body = await readBody(req);
       if (body === TOO_LARGE) return this.refuse(req, res, 413, `the review is larger than ${MAX_BODY} bytes`);
-      const costly = jsonTooCostly(body);
-      if (costly) return this.plain(res, 400, costly);
+      if (typeof body === 'string') return this.cut(req, res, body);
       review = decodeReview(body.toString('utf8'), route.shape);
     } catch (err) {
       if (err instanceof BadReview) return this.plain(res, 400, err.message);
@@ -146,6 +145,17 @@ export class WebhookServer {
   }
 
   /**
+   * A 400 for a body refused at its first chunks (docs/webhooks.md, "Limits"), and the connection
+   * closed without reading (and decrypting) the rest: no client that sends a real review gets
+   * here, and draining would cost what the pre-scan saved.
+   */
+  private cut(req: IncomingMessage, res: ServerResponse, message: string): void {
+    if (res.headersSent || res.destroyed) return;
+    res.writeHead(400, { 'content-type': 'text/plain', connection: 'close' });
+    res.end(`${message}\n`, () => req.destroy());
+  }
+
+  /**
    * Answers without keeping the body: what is left of it is read and dropped first (closing a
    * socket with unread data resets it, and the client would see the reset instead of the answer),
    * then the connection is closed. A body past MAX_DRAIN, or too slow, is cut.
@@ -176,10 +186,14 @@ export class WebhookServer {
 
 const TOO_LARGE = Symbol('too large');
 
-/** The body, or TOO_LARGE as soon as it passes MAX_BODY (the rest is left for refuse() to drain). */
-function readBody(req: IncomingMessage): Promise<Buffer | typeof TOO_LARGE> {
+/**
+ * The body; or TOO_LARGE as soon as it passes MAX_BODY (the rest is left for refuse() to drain);
+ * or, as soon as the chunks so far would cost too much to parse, why (json-limits.ts).
+ */
+function readBody(req: IncomingMessage): Promise<Buffer | typeof TOO_LARGE | string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    const scanner = new JsonCostScanner();
     let size = 0;
     const timer = setTimeout(() => {
       req.destroy();
@@ -191,6 +205,13 @@ function readBody(req: IncomingMessage): Promise<Buffer | typeof TOO_LARGE> {
         done();
         req.pause();
         resolve(TOO_LARGE);
+        return;
+      }
+      const costly = scanner.push(c);
+      if (costly) {
+        done();
+        req.pause();
+        resolve(costly);
       } else chunks.push(c);
     };
     const onEnd = () => {
