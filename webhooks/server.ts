@@ -222,15 +222,20 @@ function readBody(req: IncomingMessage): Promise<Buffer | typeof TOO_LARGE | str
       done();
       reject(err);
     };
+    // Gone while waiting for a turn, or before its end: its slot is free at once, not after the timeout.
+    const onClose = () => onError(new Error('the client closed the connection before the body ended'));
     const done = () => {
       clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
+      req.off('close', onClose);
     };
+    if (req.destroyed) return onClose();
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
+    req.on('close', onClose);
   });
 }
 
