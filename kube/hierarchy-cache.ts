@@ -1,7 +1,7 @@
 // The caches the whole manager shares (one reflector per resource) and the hierarchy model they
 // feed. Reconcilers enqueue what the model says is affected; webhooks read the model. Watch
 // handlers only update the model, synchronously, so readers never see it half-updated.
-import { GROUP, Plural, VERSION } from '../core/api/constants.js';
+import { Finalizer, GROUP, Plural, VERSION } from '../core/api/constants.js';
 import type { HierarchyConfiguration, SubnamespaceAnchor } from '../core/api/types.js';
 import { Hierarchy, type Affected, type AnchorFacts, type HierarchyFacts, type NamespaceFacts } from '../core/hierarchy/hierarchy.js';
 import type { HierarchyPolicy } from '../core/hierarchy/policy.js';
@@ -141,5 +141,11 @@ export function hierarchyFacts(obj: HierarchyConfiguration): HierarchyFacts {
 
 export function anchorFacts(obj: SubnamespaceAnchor): AnchorFacts {
   const spec = obj.spec ?? {};
-  return { labels: spec.labels ?? [], annotations: spec.annotations ?? [], deleting: !!obj.metadata.deletionTimestamp };
+  return {
+    labels: spec.labels ?? [],
+    annotations: spec.annotations ?? [],
+    deleting: !!obj.metadata.deletionTimestamp,
+    state: obj.status?.status,
+    finalizer: (obj.metadata.finalizers ?? []).includes(Finalizer.anchor),
+  };
 }

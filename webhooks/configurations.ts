@@ -3,10 +3,12 @@
 //   fail open (Ignore) and so never blocks namespace creation when HNC is down.
 // - The namespace, hierarchy, anchor and HNCConfiguration validators fail closed (Fail): letting a
 //   cycle, an unsafe deletion or a takeover through is worse than a short refusal. The namespace
-//   validator skips excluded namespaces (kube-system and friends stay writable with HNC down).
+//   validator skips excluded namespaces (kube-system and friends stay writable with HNC down);
+//   a second entry sees them only when a write sets, changes or removes HNC's labels there
+//   (matchConditions), so forged tree or included-namespace labels are refused as in HNC.
 // - The objects validator matches only the kinds being propagated (rewritten as HNCConfiguration
 //   changes, unlike HNC's match-everything rule) and only included namespaces, with a short timeout.
-import { Label, Webhook, WebhookConfiguration } from '../core/api/constants.js';
+import { Label, TREE_LABEL_SUFFIX, Webhook, WebhookConfiguration } from '../core/api/constants.js';
 import { createHash } from 'node:crypto';
 import { isNotFound, type KubeClient } from '../kube/client.js';
 import { applyManifests, type Manifest } from '../kube/apply.js';
@@ -37,6 +39,20 @@ const notExcluded = (excluded: readonly string[]) => ({
   matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...excluded].sort() }],
 });
 
+/** A label only HNC may set: a tree label (matched as HNC does) or the included-namespace label. */
+const hncLabel = (k: string) => `(${k}.contains('${TREE_LABEL_SUFFIX}') || ${k} == '${Label.includedNamespace}')`;
+
+/**
+ * CEL: the request adds, changes or removes one of HNC's labels. Evaluated by the API server, so
+ * ordinary writes to excluded namespaces never reach HNC (and never fail when it is down).
+ */
+export const CHANGES_HNC_LABELS = [
+  `(has(object.metadata.labels) && object.metadata.labels.exists(k, ${hncLabel('k')} && (request.operation == 'CREATE' ||`,
+  `!has(oldObject.metadata.labels) || !(k in oldObject.metadata.labels) || oldObject.metadata.labels[k] != object.metadata.labels[k])))`,
+  `|| (request.operation == 'UPDATE' && has(oldObject.metadata.labels) && oldObject.metadata.labels.exists(k, ${hncLabel('k')} &&`,
+  `(!has(object.metadata.labels) || !(k in object.metadata.labels))))`,
+].join(' ');
+
 export function validatingConfiguration(input: ConfigurationInput): Manifest {
   const common = { sideEffects: 'None', admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent' };
   const hnc = (resources: string[], operations: string[]) => [
@@ -52,6 +68,22 @@ export function validatingConfiguration(input: ConfigurationInput): Manifest {
       timeoutSeconds: 5,
       ...common,
     },
+    ...(input.excludedNamespaces.length === 0
+      ? []
+      : [
+          {
+            name: Webhook.excludedNamespaces.name,
+            clientConfig: clientConfig(input.endpoint, Webhook.excludedNamespaces.path, input.caBundle),
+            rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['namespaces'], scope: '*' }],
+            namespaceSelector: {
+              matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...input.excludedNamespaces].sort() }],
+            },
+            matchConditions: [{ name: 'changes-hnc-labels', expression: CHANGES_HNC_LABELS }],
+            failurePolicy: 'Fail',
+            timeoutSeconds: 5,
+            ...common,
+          },
+        ]),
     {
       name: Webhook.hierarchyConfigurations.name,
       clientConfig: clientConfig(input.endpoint, Webhook.hierarchyConfigurations.path, input.caBundle),

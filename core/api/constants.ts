@@ -231,6 +231,8 @@ export const WEBHOOK_SERVICE = 'hnc-webhook-service';
 export const Webhook = {
   namespaceMutator: { name: `namespacelabel.${GROUP}`, path: '/mutate-namespace' },
   namespaces: { name: `namespaces.${GROUP}`, path: '/validate-v1-namespace' },
+  /** The namespace validator again, for excluded namespaces, called only when HNC's labels change. */
+  excludedNamespaces: { name: `excluded-namespaces.${GROUP}`, path: '/validate-v1-namespace' },
   hierarchyConfigurations: {
     name: `hierarchyconfigurations.${GROUP}`,
     path: '/validate-hnc-x-k8s-io-v1alpha2-hierarchyconfigurations',

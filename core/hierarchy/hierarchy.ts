@@ -26,6 +26,10 @@ export interface AnchorFacts {
   readonly labels: readonly MetaKVP[];
   readonly annotations: readonly MetaKVP[];
   readonly deleting: boolean;
+  /** The state the anchor reports (status.status), if any. */
+  readonly state?: string;
+  /** Whether it still carries HNC's finalizer (unknown counts as yes). */
+  readonly finalizer?: boolean;
 }
 
 /** A condition as HNC computes it, before times are attached. */
@@ -104,6 +108,8 @@ export class Hierarchy {
     affected.namespaces.add(name);
     // The anchors named like this namespace report its state (Ok, Missing, Conflict).
     for (const parent of this.anchorParents.get(name) ?? []) affected.anchors.add(anchorKey(parent, name));
+    // The anchors in a namespace whose deletion starts release their subnamespaces at once.
+    if (!!before?.deleting !== !!facts?.deleting) for (const child of this.anchorsIn(name)) affected.anchors.add(anchorKey(name, child));
     // An external namespace hands its tree labels down; turning external or back relabels below.
     if (wasExternal !== this.isExternal(name) || (wasExternal && before?.labels !== facts?.labels)) this.addSubtree(name, affected);
     this.syncStructure(name, affected);
@@ -217,17 +223,31 @@ export class Hierarchy {
     return v !== undefined && v !== '' && v !== MANAGED_BY_VALUE;
   }
 
-  /** The parent named by the subnamespace-of annotation, if the namespace is a subnamespace. */
+  /**
+   * The parent named by the subnamespace-of annotation, if the namespace is a subnamespace. A
+   * namespace being deleted is no longer one (as HNC), so its deletion never waits on its anchor.
+   */
   subnamespaceOf(ns: string): string | undefined {
-    if (this.isExternal(ns)) return undefined;
+    if (this.isExternal(ns) || this.namespaces.get(ns)?.deleting) return undefined;
     const v = this.namespaces.get(ns)?.annotations[Annotation.subnamespaceOf];
     return v ? v : undefined;
   }
 
-  /** The parent the forest holds: none for externals, the anchor's namespace for subnamespaces. */
+  /**
+   * The parent the forest holds: none for externals, the anchor's namespace for subnamespaces.
+   * A namespace being deleted leaves its parent at once (its copies go, the tree stops listing
+   * it), rather than when its HierarchyConfiguration is finally removed.
+   */
   effectiveParent(ns: string): string | undefined {
+    if (this.namespaces.get(ns)?.deleting) return undefined;
+    return this.declaredParent(ns);
+  }
+
+  /** The parent a namespace names (anchor's namespace or HC parent), whether or not it is being deleted. */
+  private declaredParent(ns: string): string | undefined {
     if (this.isExternal(ns)) return undefined;
-    return this.subnamespaceOf(ns) ?? (this.hierarchies.get(ns)?.parent || undefined);
+    const subnsOf = this.namespaces.get(ns)?.annotations[Annotation.subnamespaceOf];
+    return subnsOf ? subnsOf : this.hierarchies.get(ns)?.parent || undefined;
   }
 
   // ---- conditions (docs/behaviour.md §2.1) ------------------------------------------------------
@@ -298,10 +318,25 @@ export class Hierarchy {
     return this.memo('halted-or-below', ns, () => this.isHalted(ns) || this.haltedAncestor(ns) !== undefined);
   }
 
-  /** Cascading deletion is allowed if the namespace or any ancestor allows it (docs/behaviour.md §4.3). */
+  /**
+   * Cascading deletion is allowed if the namespace or any ancestor allows it (docs/behaviour.md §4.3). An ancestor
+   * being deleted has left its own parent in the forest, but what was allowed above it still
+   * holds for the cascade it started. Cycle-safe.
+   */
   allowsCascadingDeletion(ns: string): boolean {
-    const chain = this.forest.has(ns) ? this.forest.ancestry(ns) : [ns];
-    return chain.some((n) => this.hierarchies.get(n)?.allowCascadingDeletion === true);
+    const seen = new Set<string>();
+    for (let cur: string | undefined = ns; cur !== undefined && !seen.has(cur);) {
+      seen.add(cur);
+      if (this.hierarchies.get(cur)?.allowCascadingDeletion === true) return true;
+      if (!this.forest.has(cur)) return false;
+      cur = this.forest.parent(cur) ?? (this.namespaces.get(cur)?.deleting ? this.declaredParent(cur) : undefined);
+    }
+    return false;
+  }
+
+  /** Whether an anchor in `ns` still holds HNC's finalizer (a namespace's HC keeps its own for them). */
+  anchorsHoldingFinalizer(ns: string): boolean {
+    return this.anchorsIn(ns).some((child) => this.anchor(ns, child)?.finalizer !== false);
   }
 
   // ---- managed labels and annotations (docs/behaviour.md §3.5) ----------------------------------

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import type { Condition, HierarchyConfiguration } from '../api/types.js';
 import type { Hierarchy } from './hierarchy.js';
 import {
-  EPOCH,
   desiredNamespaceMetadata,
   metadataPatch,
   newSubnamespaceMetadata,
@@ -136,7 +135,7 @@ describe('planHierarchy (docs/behaviour.md §1.7, §3.3)', () => {
     }
   });
 
-  it('stamps new conditions with now, keeps the time of unchanged ones, and stamps ancestor ones with the epoch', () => {
+  it('stamps new conditions with now (AncestorHaltActivities too) and keeps the time of unchanged ones', () => {
     const h = hierarchy('gone? -> b -> c');
     const b = written(planHierarchy(h, 'b', hc('b', { spec: { parent: 'gone' } }), NOW));
     expect(b.status).toEqual({ conditions: [parentMissing('gone', NOW)], children: ['c'] });
@@ -147,10 +146,15 @@ describe('planHierarchy (docs/behaviour.md §1.7, §3.3)', () => {
         'ActivitiesHalted',
         'AncestorHaltActivities',
         'Propagation paused in "c" and its descendants due to ActivitiesHalted condition on ancestor "b"',
-        '1970-01-01T00:00:00Z',
+        NOW,
       ),
     ]);
-    expect(EPOCH).toBe('1970-01-01T00:00:00Z');
+    // Unchanged, it keeps the time it became true: nothing is rewritten.
+    expect(
+      planHierarchy(h, 'c', { ...c, status: { conditions: c.status!.conditions!.map((x) => ({ ...x, lastTransitionTime: T0 })) } }, LATER),
+    ).toEqual({
+      action: 'none',
+    });
 
     // Unchanged: the old time stays, so nothing is written.
     const old = hc('b', { spec: { parent: 'gone' }, status: { children: ['c'], conditions: [parentMissing('gone', T0)] } });
@@ -232,6 +236,18 @@ describe('planHierarchy (docs/behaviour.md §1.7, §3.3)', () => {
 
     h.setAnchor('a', 'b', undefined);
     expect(written(planHierarchy(h, 'a', deleting, NOW)).metadata.finalizers).toBeUndefined();
+  });
+
+  it('releases the finalizer of a namespace being deleted once its anchors have released theirs', () => {
+    const h = hierarchy('a -> b', { subns: ['b'] });
+    const current = hc('a', { finalizers: [HAS_SUBNS], status: { children: ['b'] } });
+    expect(planHierarchy(h, 'a', current, NOW)).toEqual({ action: 'none' });
+    updateAnchor(h, 'a', 'b', { finalizer: false }); // not yet reconciled: still needed
+    expect(planHierarchy(h, 'a', current, NOW)).toEqual({ action: 'none' });
+    updateNamespace(h, 'a', { deleting: true });
+    expect(written(planHierarchy(h, 'a', current, NOW)).metadata.finalizers).toBeUndefined();
+    updateAnchor(h, 'a', 'b', { finalizer: true });
+    expect(planHierarchy(h, 'a', current, NOW)).toEqual({ action: 'none' });
   });
 
   it('keeps the status of an HC being deleted with its namespace up to date', () => {
@@ -439,6 +455,36 @@ describe('planAnchor (docs/behaviour.md §4)', () => {
       updateHierarchy(h, 'b', { allowCascadingDeletion: false });
       updateHierarchy(h, 'c', { allowCascadingDeletion: true }); // a descendant's setting does not count
       expect(planAnchor(h, 'a', 'b')).toEqual({ state: 'Ok', finalizer: false, deleteNamespace: false });
+    });
+
+    it('in a namespace being deleted, deletes its subnamespace and lets go at once, before it is itself deleted', () => {
+      const h = hierarchy('r -> a -> b -> c', { subns: ['b', 'c'] });
+      updateNamespace(h, 'a', { deleting: true });
+      // b has a child: only with cascading deletion allowed above a (a has left r in the forest).
+      expect(planAnchor(h, 'a', 'b')).toEqual({ state: 'Ok', finalizer: false, deleteNamespace: false });
+      updateHierarchy(h, 'r', { allowCascadingDeletion: true });
+      expect(h.forest.parent('a')).toBeUndefined();
+      expect(planAnchor(h, 'a', 'b')).toEqual({ state: 'Ok', finalizer: false, deleteNamespace: true });
+      updateNamespace(h, 'b', { deleting: true });
+      expect(planAnchor(h, 'a', 'b')).toEqual({ state: 'Ok', finalizer: false, deleteNamespace: false });
+      expect(planAnchor(h, 'b', 'c')).toEqual({ state: 'Ok', finalizer: false, deleteNamespace: true });
+      // Nothing is created in a namespace on its way out.
+      updateAnchor(h, 'a', 'new');
+      expect(planAnchor(h, 'a', 'new')).toEqual({ state: 'Missing', finalizer: false, deleteNamespace: false });
+    });
+
+    it('leaves an anchor in Conflict alone when its namespace goes: nothing is re-created', () => {
+      const h = hierarchy('a -> b', { subns: ['b'] });
+      updateNamespace(h, 'b', { annotations: {} }); // detached: a full namespace now
+      expect(planAnchor(h, 'a', 'b')).toEqual({ state: 'Conflict', finalizer: true, deleteNamespace: false });
+      updateAnchor(h, 'a', 'b', { state: 'Conflict' });
+      h.setNamespace('b', undefined);
+      expect(planAnchor(h, 'a', 'b')).toEqual({ state: 'Conflict', finalizer: true, deleteNamespace: false });
+      updateAnchor(h, 'a', 'b', { deleting: true });
+      expect(planAnchor(h, 'a', 'b')).toEqual({ state: 'Conflict', finalizer: false, deleteNamespace: false });
+      // An anchor that was Ok re-creates its namespace (HNC's repair of a deleted subnamespace).
+      updateAnchor(h, 'a', 'b', { state: 'Ok', deleting: false });
+      expect(planAnchor(h, 'a', 'b')).toMatchObject({ state: 'Missing', finalizer: true, create: expect.anything() });
     });
 
     it('never deletes a namespace it does not own', () => {

@@ -28,9 +28,6 @@ export interface MetadataPatch {
   annotations?: Record<string, string | null>;
 }
 
-/** HNC stamps ancestor-derived conditions with the epoch (docs/behaviour.md §2.1). */
-export const EPOCH = '1970-01-01T00:00:00Z';
-
 // ---- namespaces --------------------------------------------------------------------------------
 
 /** The labels and annotations a namespace should have, given what it has now (docs/behaviour.md §3.1, §3.4-§3.6). */
@@ -92,11 +89,15 @@ export function planHierarchy(h: Hierarchy, ns: string, current: HierarchyConfig
     finalizers.delete(Finalizer.hasSubnamespace);
     delete status.children;
   } else {
+    // While the namespace is being deleted, only anchors still holding their own finalizer need
+    // this one: once they have released their subnamespaces, nothing here may wait for
+    // kube-controller-manager's retry of a namespace with finalized content.
+    const needed = facts.deleting ? h.anchorsHoldingFinalizer(ns) : h.anchorsIn(ns).length > 0;
     if (current?.metadata.deletionTimestamp) {
       // Being deleted by a user: let it go unless the namespace itself is going and needs it (docs/behaviour.md §3.3, §1.7).
       // Its status is still synced below, as HNC does: that is where DeletingCRD shows (docs/behaviour.md §3.7).
-      if (!facts.deleting || h.anchorsIn(ns).length === 0) finalizers.delete(Finalizer.hasSubnamespace);
-    } else if (h.anchorsIn(ns).length > 0 && !h.hierarchyCrdDeleting) finalizers.add(Finalizer.hasSubnamespace);
+      if (!facts.deleting || !needed) finalizers.delete(Finalizer.hasSubnamespace);
+    } else if (needed && !h.hierarchyCrdDeleting) finalizers.add(Finalizer.hasSubnamespace);
     else finalizers.delete(Finalizer.hasSubnamespace);
     const subnsOf = h.subnamespaceOf(ns);
     if (subnsOf) {
@@ -154,8 +155,9 @@ export function namespaceConditions(h: Hierarchy, ns: string): NamespaceConditio
 function withTimes(conditions: NamespaceCondition[], existing: readonly Condition[] | undefined, now: string): Condition[] {
   return conditions.map((c) => {
     const same = existing?.find((e) => e.type === c.type && e.reason === c.reason && e.message === c.message && e.status === 'True');
-    const time = c.reason === NamespaceReason.AncestorHaltActivities ? EPOCH : (same?.lastTransitionTime ?? now);
-    return { type: c.type, status: 'True', reason: c.reason, message: c.message, lastTransitionTime: time };
+    // Every condition, AncestorHaltActivities too (HNC stamped that one with the epoch), carries
+    // the time it became true.
+    return { type: c.type, status: 'True', reason: c.reason, message: c.message, lastTransitionTime: same?.lastTransitionTime ?? now };
   });
 }
 
@@ -182,10 +184,15 @@ export function planAnchor(h: Hierarchy, parent: string, child: string): AnchorP
   if (!anchor || !h.isManaged(parent)) return none;
   if (!h.isManaged(child)) return { ...none, state: AnchorState.Forbidden };
   const ns = h.namespace(child);
-  const state = !ns ? AnchorState.Missing : ns.annotations[Annotation.subnamespaceOf] !== parent ? AnchorState.Conflict : AnchorState.Ok;
+  let state = !ns ? AnchorState.Missing : ns.annotations[Annotation.subnamespaceOf] !== parent ? AnchorState.Conflict : AnchorState.Ok;
+  // An anchor in Conflict whose namespace then goes (e.g. a detached subnamespace was deleted)
+  // stays in Conflict and creates nothing: the namespace was not its to bring back (as HNC).
+  if (!ns && anchor.state === AnchorState.Conflict) state = AnchorState.Conflict;
   // Uninstalling: finalize without cascading any deletion (docs/behaviour.md §3.7).
   if (h.anchorCrdDeleting) return { ...none, state };
-  if (!anchor.deleting) {
+  // The anchor's own namespace is being deleted: the anchor will be deleted too, whatever happens.
+  const parentDeleting = h.namespace(parent)?.deleting === true;
+  if (!anchor.deleting && !parentDeleting) {
     return {
       state,
       finalizer: true,
@@ -194,11 +201,14 @@ export function planAnchor(h: Hierarchy, parent: string, child: string): AnchorP
     };
   }
   if (state !== AnchorState.Ok) return { ...none, state };
-  if (ns!.deleting) return { state, finalizer: true, deleteNamespace: false };
+  // An anchor deleted alone waits for its namespace to be gone. In a namespace being deleted it
+  // lets go as soon as its namespace's deletion is issued, so kube-controller-manager finds no
+  // finalizer and each level of a cascade does not wait for its retry.
+  if (ns!.deleting) return { state, finalizer: !parentDeleting, deleteNamespace: false };
   // The webhook refuses this deletion; if it was bypassed, keep the namespace (it then reports
   // SubnamespaceAnchorMissing) rather than cascade without permission.
   if (h.forest.children(child).length > 0 && !h.allowsCascadingDeletion(child)) return { ...none, state };
-  return { state, finalizer: true, deleteNamespace: true };
+  return { state, finalizer: !parentDeleting, deleteNamespace: true };
 }
 
 /**

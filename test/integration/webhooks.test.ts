@@ -233,6 +233,25 @@ describe('webhooks', () => {
     expect(ok.code).toBe(0);
   });
 
+  it('refuses forged HNC labels on excluded namespaces, and lets every other label through', async () => {
+    const forged = await kubectl(cluster.kubeconfigPath, ['label', 'namespace', 'kube-public', 'team-a.tree.hnc.x-k8s.io/depth=1']);
+    expect(forged).toMatchObject({ code: 1 });
+    expect(forged.stderr).toContain(
+      denied(
+        'excluded-namespaces',
+        'namespaces "kube-public" is forbidden: cannot set or modify tree label "team-a.tree.hnc.x-k8s.io/depth" in namespace "kube-public"; these can only be managed by HNC',
+      ),
+    );
+    const included = await kubectl(cluster.kubeconfigPath, ['label', 'namespace', 'kube-public', 'hnc.x-k8s.io/included-namespace=true']);
+    expect(included).toMatchObject({ code: 1 });
+    expect(included.stderr).toContain(
+      'namespaces "kube-public" is forbidden: you cannot enforce webhook rules on this unmanaged namespace using the "hnc.x-k8s.io/included-namespace" label',
+    );
+    const ordinary = await kubectl(cluster.kubeconfigPath, ['label', 'namespace', 'kube-public', 'ordinary=yes', '--overwrite']);
+    expect(ordinary.code).toBe(0);
+    expect(await kubectl(cluster.kubeconfigPath, ['label', 'namespace', 'kube-public', 'ordinary-'])).toMatchObject({ code: 0 });
+  });
+
   it('keeps the objects webhook to the propagated kinds and included namespaces', async () => {
     const vwc = await cluster.admin.get<{
       webhooks: Array<{
@@ -274,6 +293,10 @@ describe('webhooks', () => {
     expect(cm.code).toBe(0);
     const ks = await kubectl(cluster.kubeconfigPath, ['label', 'namespace', 'kube-public', 'touched=yes', '--overwrite']);
     expect(ks.code).toBe(0);
+    // Only a change of HNC's labels there is sent to HNC, so that one still fails closed.
+    const forged = await kubectl(cluster.kubeconfigPath, ['label', 'namespace', 'kube-public', 'team-a.tree.hnc.x-k8s.io/depth=1']);
+    expect(forged.code).toBe(1);
+    expect(forged.stderr).toContain('failed calling webhook "excluded-namespaces.hnc.x-k8s.io"');
     const hcRefused = await apply(cluster.kubeconfigPath, hc(ns, 'default'));
     expect(hcRefused.code).toBe(1); // HNC's own objects fail closed
   });

@@ -1,0 +1,119 @@
+// HNC users' command sequences, run through the real `kubectl` and `kubectl hns` against the real
+// control plane with HNC (controller and webhooks) running, within the times their scripts poll
+// for: about 2 s for most effects, 5 s for a subnamespace to appear, 10 s for a cascading deletion.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Hnc } from '../../cmd/hnc.js';
+import { TestCluster, eventually, eventuallyEqual, kubectl, type KubectlResult } from '../support/cluster.js';
+import { removeWebhookConfigurations, startHncWithWebhooks } from '../support/manager.js';
+import { namespaceExists } from '../support/hnc.js';
+
+let cluster: TestCluster;
+let hnc: Hnc;
+const cleanup: string[] = [];
+
+beforeAll(async () => {
+  cluster = await TestCluster.connect();
+  hnc = await startHncWithWebhooks('compat');
+});
+afterAll(async () => {
+  await hnc?.stop();
+  await removeWebhookConfigurations();
+  for (const ns of cleanup) await cluster.admin.delete(`/api/v1/namespaces/${ns}`).catch(() => undefined);
+  await cluster.cleanup();
+});
+
+/** Runs `kubectl ARGS` as admin and expects it to succeed. */
+async function ok(...args: string[]): Promise<KubectlResult> {
+  const result = await kubectl(cluster.kubeconfigPath, args);
+  expect(result, `kubectl ${args.join(' ')}`).toMatchObject({ code: 0 });
+  return result;
+}
+
+const hns = (...args: string[]) => ok('hns', ...args);
+const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => TestCluster.uniqueName(`${prefix}${i + 1}`));
+const jsonpath = async (args: string[], path: string) => (await ok(...args, '-o', `jsonpath=${path}`)).stdout;
+
+describe('HNC users’ command sequences', () => {
+  it('stamps every condition, AncestorHaltActivities too, with the time it became true', async () => {
+    const [gone, mid, leaf] = names('ts', 3) as [string, string, string];
+    cleanup.push(mid, leaf);
+    await ok('create', 'ns', gone);
+    await ok('create', 'ns', mid);
+    await ok('create', 'ns', leaf);
+    await hns('set', mid, '--parent', gone);
+    await hns('set', leaf, '--parent', mid);
+    const before = Date.now() - 1000; // timestamps have a resolution of one second
+    await ok('delete', 'ns', gone);
+    const reasons = () => jsonpath(['get', 'hierarchyconfiguration', 'hierarchy', '-n', leaf], '{.status.conditions[*].reason}');
+    await eventuallyEqual(reasons, 'AncestorHaltActivities', 'AncestorHaltActivities below the orphan', 2000);
+    const at = await jsonpath(['get', 'hierarchyconfiguration', 'hierarchy', '-n', leaf], '{.status.conditions[0].lastTransitionTime}');
+    expect(Date.parse(at)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(at)).toBeLessThanOrEqual(Date.now());
+    const parentMissingAt = await jsonpath(
+      ['get', 'hierarchyconfiguration', 'hierarchy', '-n', mid],
+      '{.status.conditions[0].lastTransitionTime}',
+    );
+    expect(Date.parse(parentMissingAt)).toBeGreaterThanOrEqual(before);
+  });
+
+  it('keeps a detached subnamespace detached: it and its old parent can be deleted, and it never comes back', async () => {
+    const [parent, child] = names('det', 2) as [string, string];
+    cleanup.push(parent, child);
+    await ok('create', 'ns', parent);
+    await hns('create', child, '-n', parent);
+    await eventuallyEqual(() => namespaceExists(cluster.admin, child), true, 'the subnamespace', 5000);
+    await ok('annotate', 'ns', child, 'hnc.x-k8s.io/subnamespace-of-');
+    await eventuallyEqual(
+      () => jsonpath(['get', 'subnamespaceanchor', child, '-n', parent], '{.status.status}'),
+      'Conflict',
+      'the anchor in Conflict',
+      2000,
+    );
+    await ok('delete', 'ns', child); // waits until it is gone
+    // From here on, the namespace must never exist again.
+    let cameBack = false;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        if (await namespaceExists(cluster.admin, child)) cameBack = true;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    try {
+      expect(await jsonpath(['get', 'subnamespaceanchor', child, '-n', parent], '{.status.status}')).toBe('Conflict');
+      await ok('delete', 'ns', parent); // no allowCascadingDeletion needed; waits until it is gone
+    } finally {
+      watching = false;
+      await watcher;
+    }
+    expect(cameBack).toBe(false);
+    expect(await namespaceExists(cluster.admin, parent)).toBe(false);
+    expect(await namespaceExists(cluster.admin, child)).toBe(false);
+  });
+
+  it('deletes a subtree of depth 5 quickly, and the tree drops it at once', async () => {
+    const team = await cluster.namespace('cascade');
+    const levels = names('lvl', 5);
+    cleanup.push(...levels);
+    let parent = team;
+    for (const ns of levels) {
+      await hns('create', ns, '-n', parent);
+      await eventuallyEqual(() => namespaceExists(cluster.admin, ns), true, `subnamespace ${ns}`, 5000);
+      parent = ns;
+    }
+    await eventually(async () => ((await hns('tree', team)).stdout.includes(levels[4]!) ? true : undefined), 'the whole tree', 2000);
+    const start = Date.now();
+    await hns('delete', levels[0]!, '-n', team, '--allowCascadingDeletion');
+    // The tree stops listing it as soon as its deletion starts.
+    await eventuallyEqual(async () => (await hns('tree', team)).stdout, `${team}\n`, 'the tree without the subtree being deleted', 2000);
+    const goneAt = await Promise.all(
+      levels.map(async (ns) => {
+        await eventuallyEqual(() => namespaceExists(cluster.admin, ns), false, `${ns} to be gone`, 10_000);
+        return ((Date.now() - start) / 1000).toFixed(1);
+      }),
+    );
+    const seconds = (Date.now() - start) / 1000;
+    console.log(`compat: deleting a subtree of depth 5 took ${seconds.toFixed(1)} s (levels gone at ${goneAt.join(', ')} s)`);
+    expect(seconds).toBeLessThan(10);
+  });
+});
