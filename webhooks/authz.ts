@@ -9,6 +9,7 @@ export interface ResourceCheck {
   version?: string;
   resource: string;
   namespace?: string;
+  name?: string;
 }
 
 export async function userCan(client: KubeClient, user: UserInfo, check: ResourceCheck): Promise<boolean> {
@@ -26,6 +27,7 @@ export async function userCan(client: KubeClient, user: UserInfo, check: Resourc
         version: check.version ?? '*',
         resource: check.resource,
         namespace: check.namespace,
+        name: check.name,
       },
     },
   });

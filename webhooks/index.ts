@@ -1,14 +1,19 @@
 // The admission webhooks of the manager: every handler decides from the same in-memory hierarchy
 // the reconcilers use (core/validation does the deciding); only SubjectAccessReviews and the odd
 // existence check go to the API server.
-import { GROUP, PropagationMode, Webhook } from '../core/api/constants.js';
+import { PropagationMode, Webhook } from '../core/api/constants.js';
 import type { HierarchyConfiguration, HNCConfiguration, SubnamespaceAnchor } from '../core/api/types.js';
 import type { PropagationContext } from '../core/propagation/decide.js';
 import { conflictingDescendants } from '../core/propagation/decide.js';
 import type { PropagatableObject } from '../core/propagation/copy.js';
 import { validateAnchor } from '../core/validation/anchor.js';
 import type { AdmissionInput, Decision } from '../core/validation/decision.js';
-import { isPending, validateHierarchyConfiguration, type CheckAnswer } from '../core/validation/hierarchy-configuration.js';
+import {
+  isPending,
+  validateHierarchyConfiguration,
+  type CheckAnswer,
+  type HierarchyVerdict,
+} from '../core/validation/hierarchy-configuration.js';
 import { isGroupName, validateHncConfiguration, type ResourceResolution } from '../core/validation/hnc-configuration.js';
 import { mutateNamespace, type NamespaceObject } from '../core/validation/namespace-mutator.js';
 import { validateNamespace } from '../core/validation/namespace.js';
@@ -111,7 +116,7 @@ export class Webhooks {
     });
     server
       .route(Webhook.namespaceMutator.path, (r) => mutateNamespace(this.h, this.input<NamespaceObject>(r)))
-      .route(Webhook.namespaces.path, (r) => validateNamespace(this.h, this.input<NamespaceObject>(r)))
+      .route(Webhook.namespaces.path, (r) => this.withChecks(r, validateNamespace(this.h, this.input<NamespaceObject>(r))))
       .route(Webhook.subnamespaceAnchors.path, (r) => validateAnchor(this.h, this.input<SubnamespaceAnchor>(r)), SUBNAMESPACE_ANCHOR)
       .route(Webhook.hierarchyConfigurations.path, (r) => this.hierarchy(r), HIERARCHY_CONFIGURATION)
       .route(Webhook.hncConfigurations.path, (r) => this.hncConfiguration(r), HNC_CONFIGURATION)
@@ -168,22 +173,17 @@ export class Webhooks {
     };
   }
 
-  private async hierarchy(r: AdmissionRequest): Promise<Decision> {
-    const verdict = validateHierarchyConfiguration(this.h, this.input<HierarchyConfiguration>(r));
+  private hierarchy(r: AdmissionRequest): Promise<Decision> {
+    return this.withChecks(r, validateHierarchyConfiguration(this.h, this.input<HierarchyConfiguration>(r)));
+  }
+
+  /** Runs the server checks a verdict still needs (SubjectAccessReviews, existence) and completes it. */
+  private async withChecks(r: AdmissionRequest, verdict: HierarchyVerdict): Promise<Decision> {
     if (!isPending(verdict)) return verdict;
     const answers = await Promise.all(
       verdict.checks.map(async (check): Promise<CheckAnswer> => {
         try {
-          if (check.kind === 'authorize') {
-            return {
-              allowed: await userCan(this.api, r.userInfo, {
-                verb: 'update',
-                group: GROUP,
-                resource: 'hierarchyconfigurations',
-                namespace: check.namespace,
-              }),
-            };
-          }
+          if (check.kind === 'authorize') return { allowed: await userCan(this.api, r.userInfo, check.review.resourceAttributes) };
           const exists = await this.api.get(`/api/v1/namespaces/${segment(check.namespace)}`).then(
             () => true,
             (e: unknown) => (isNotFound(e) ? false : Promise.reject(e)),

@@ -53,6 +53,12 @@ export const Label = {
 export const Annotation = {
   /** On a namespace: name of its parent; the source of truth that it is a subnamespace. */
   subnamespaceOf: `${GROUP}/subnamespace-of`,
+  /**
+   * On a namespace (hnc-ts only): the user who made it a subnamespace by setting subnamespace-of
+   * (a graft), set by the mutating webhook. Its anchor was not created for it, so deleting the
+   * anchor never deletes it; removing this annotation needs permission to delete the namespace.
+   */
+  graftedBy: `${GROUP}/grafted-by`,
   /** On a namespace: a value other than "" or MANAGED_BY_VALUE makes it external. */
   managedBy: `${GROUP}/managed-by`,
   /** OpenShift's annotation; its presence excludes an object from propagation. */

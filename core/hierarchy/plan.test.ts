@@ -487,6 +487,17 @@ describe('planAnchor (docs/behaviour.md §4)', () => {
       expect(planAnchor(h, 'a', 'b')).toMatchObject({ state: 'Missing', finalizer: true, create: expect.anything() });
     });
 
+    it('never deletes a namespace a user grafted (made a subnamespace by its annotation)', () => {
+      const h = hierarchy('a -> b', { subns: ['b'] });
+      updateNamespace(h, 'b', { annotations: { [SUBNS_OF]: 'a', 'hnc.x-k8s.io/grafted-by': 'mallory' } });
+      expect(planAnchor(h, 'a', 'b')).toEqual({ state: 'Ok', finalizer: true, deleteNamespace: false });
+      updateAnchor(h, 'a', 'b', { deleting: true });
+      expect(planAnchor(h, 'a', 'b')).toEqual({ state: 'Ok', finalizer: false, deleteNamespace: false });
+      updateAnchor(h, 'a', 'b', { deleting: false });
+      updateNamespace(h, 'a', { deleting: true });
+      expect(planAnchor(h, 'a', 'b')).toEqual({ state: 'Ok', finalizer: false, deleteNamespace: false });
+    });
+
     it('never deletes a namespace it does not own', () => {
       const h = hierarchy('a, b');
       updateAnchor(h, 'a', 'b', { deleting: true });

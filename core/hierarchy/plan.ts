@@ -205,6 +205,9 @@ export function planAnchor(h: Hierarchy, parent: string, child: string): AnchorP
   // lets go as soon as its namespace's deletion is issued, so kube-controller-manager finds no
   // finalizer and each level of a cascade does not wait for its retry.
   if (ns!.deleting) return { state, finalizer: !parentDeleting, deleteNamespace: false };
+  // A namespace grafted by a user was not created for this anchor: it is never deleted with it
+  // (it then reports SubnamespaceAnchorMissing); an admin who may delete it removes grafted-by.
+  if (ns!.annotations[Annotation.graftedBy] !== undefined) return { ...none, state };
   // The webhook refuses this deletion; if it was bypassed, keep the namespace (it then reports
   // SubnamespaceAnchorMissing) rather than cascade without permission.
   if (h.forest.children(child).length > 0 && !h.allowsCascadingDeletion(child)) return { ...none, state };

@@ -71,11 +71,12 @@ export interface SubjectAccessReviewSpec {
   readonly uid?: string;
   readonly extra?: Record<string, string[]>;
   readonly resourceAttributes: {
-    readonly namespace: string;
-    readonly verb: 'update';
-    readonly group: typeof GROUP;
-    readonly version: '*';
-    readonly resource: typeof Plural.HierarchyConfiguration;
+    readonly namespace?: string;
+    readonly name?: string;
+    readonly verb: string;
+    readonly group: string;
+    readonly version: string;
+    readonly resource: string;
   };
 }
 

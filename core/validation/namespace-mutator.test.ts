@@ -61,3 +61,17 @@ describe('namespace mutator (docs/behaviour.md §7.2)', () => {
     expect(mutateNamespace(h, empty('CREATE'))).toEqual(denied(400, 'BadRequest', 'there is no content to decode'));
   });
 });
+
+describe('namespace mutator: grafts (beyond HNC)', () => {
+  const SUBNS_OF = 'hnc.x-k8s.io/subnamespace-of';
+  it('records who set or changed subnamespace-of, but not for HNC creating a subnamespace', () => {
+    const before = namespace('b', { labels: INCLUDED });
+    const after = namespace('b', { labels: INCLUDED, annotations: { [SUBNS_OF]: 'a' } });
+    expect(mutateNamespace(h, update(before, after))).toEqual({
+      allowed: true,
+      patch: [{ op: 'add', path: '/metadata/annotations/hnc.x-k8s.io~1grafted-by', value: 'alice' }],
+    });
+    expect(mutateNamespace(h, update(after, after))).toEqual({ allowed: true });
+    expect(mutateNamespace(h, create(after, { hncServiceAccount: true }))).toEqual({ allowed: true });
+  });
+});

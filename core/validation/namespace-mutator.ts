@@ -2,10 +2,10 @@
 // namespace the `hnc.x-k8s.io/included-namespace: "true"` label that the objects webhook selects
 // on, as soon as it is created or updated. It never changes a value that is there (the namespace
 // validator refuses wrong values) and never touches unmanaged namespaces. It exempts nobody.
-import { Label } from '../api/constants.js';
+import { Annotation, Label } from '../api/constants.js';
 import type { ObjectMeta } from '../api/types.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
-import { allow, badRequest, jsonPointer, NO_CONTENT, type AdmissionInput, type Decision } from './decision.js';
+import { allow, badRequest, jsonPointer, NO_CONTENT, type AdmissionInput, type Decision, type JsonPatchOp } from './decision.js';
 
 /** The part of a core/v1 Namespace the namespace webhooks read. */
 export interface NamespaceObject {
@@ -18,13 +18,28 @@ export function mutateNamespace(h: Hierarchy, input: AdmissionInput<NamespaceObj
   if (!ns) return badRequest(NO_CONTENT);
   const name = ns.metadata?.name ?? input.name ?? '';
   if (!h.isManaged(name)) return allow();
+  const patch: JsonPatchOp[] = [];
   const labels = ns.metadata?.labels;
-  if (labels !== undefined && Object.hasOwn(labels, Label.includedNamespace)) return allow();
-  const patch =
-    ns.metadata === undefined
-      ? { op: 'add' as const, path: jsonPointer('metadata'), value: { labels: { [Label.includedNamespace]: 'true' } } }
-      : labels === undefined || labels === null
-        ? { op: 'add' as const, path: jsonPointer('metadata', 'labels'), value: { [Label.includedNamespace]: 'true' } }
-        : { op: 'add' as const, path: jsonPointer('metadata', 'labels', Label.includedNamespace), value: 'true' };
-  return allow({ patch: [patch] });
+  if (labels === undefined || labels === null || !Object.hasOwn(labels, Label.includedNamespace)) {
+    patch.push(
+      ns.metadata === undefined
+        ? { op: 'add' as const, path: jsonPointer('metadata'), value: { labels: { [Label.includedNamespace]: 'true' } } }
+        : labels === undefined || labels === null
+          ? { op: 'add' as const, path: jsonPointer('metadata', 'labels'), value: { [Label.includedNamespace]: 'true' } }
+          : { op: 'add' as const, path: jsonPointer('metadata', 'labels', Label.includedNamespace), value: 'true' },
+    );
+  }
+  // A user (not HNC creating a subnamespace) who makes it a subnamespace grafts it: recorded, so
+  // that its anchor never deletes it (see docs/hnc-differences.md).
+  if (isGraft(input))
+    patch.push({ op: 'add', path: jsonPointer('metadata', 'annotations', Annotation.graftedBy), value: input.userInfo.username });
+  return patch.length ? allow({ patch }) : allow();
+}
+
+/** A request by someone other than HNC that sets or changes a namespace's subnamespace-of annotation. */
+export function isGraft(input: AdmissionInput<NamespaceObject>): boolean {
+  if (input.isHncServiceAccount || (input.operation !== 'CREATE' && input.operation !== 'UPDATE')) return false;
+  const parent = input.object?.metadata?.annotations?.[Annotation.subnamespaceOf] ?? '';
+  const before = input.operation === 'UPDATE' ? (input.oldObject?.metadata?.annotations?.[Annotation.subnamespaceOf] ?? '') : '';
+  return parent !== '' && parent !== before;
 }

@@ -301,3 +301,75 @@ describe('namespace validator: odd requests', () => {
     );
   });
 });
+
+describe('namespace validator: grafting by the subnamespace-of annotation (beyond HNC)', () => {
+  const SUBNS_OF = 'hnc.x-k8s.io/subnamespace-of';
+  const GRAFTED_BY = 'hnc.x-k8s.io/grafted-by';
+  const pending = (v: ReturnType<typeof validateNamespace>) => {
+    if (v.allowed !== 'pending') throw new Error(`expected pending server checks, got ${JSON.stringify(v)}`);
+    return v;
+  };
+
+  it('needs the permission re-parenting needs on the new parent, with HNC texts', () => {
+    const h = hierarchy('team-a, other');
+    const before = namespace('other', { labels: INCLUDED });
+    const after = namespace('other', { labels: INCLUDED, annotations: { [SUBNS_OF]: 'team-a', [GRAFTED_BY]: 'alice' } });
+    const v = pending(validateNamespace(h, update(before, after)));
+    expect(v.checks).toMatchObject([
+      {
+        kind: 'authorize',
+        namespace: 'team-a',
+        reason: 'proposed parent',
+        review: { user: 'alice', resourceAttributes: { verb: 'update' } },
+      },
+    ]);
+    expect(v.complete([{ allowed: true }])).toEqual(ALLOWED);
+    expect(v.complete([{ allowed: false }])).toEqual(
+      denied(401, 'Unauthorized', 'User alice is not authorized to modify the subtree of team-a, which is the proposed parent'),
+    );
+    // On creation too; moving it out of a tree also needs that tree's root.
+    expect(pending(validateNamespace(h, create(after))).checks).toHaveLength(1);
+    const moved = pending(
+      validateNamespace(
+        hierarchy('r -> a -> b, t'),
+        update(namespace('b'), namespace('b', { annotations: { [SUBNS_OF]: 't', [GRAFTED_BY]: 'alice' } })),
+      ),
+    );
+    expect(moved.checks.map((c) => c.namespace)).toEqual(['r', 't']);
+  });
+
+  it('refuses a graft the mutator did not record, and exempts HNC creating subnamespaces', () => {
+    const h = hierarchy('team-a, other');
+    const after = namespace('other', { labels: INCLUDED, annotations: { [SUBNS_OF]: 'team-a' } });
+    expect(refusal(validateNamespace(h, update(namespace('other', { labels: INCLUDED }), after))).message).toContain(
+      'did not record the graft',
+    );
+    expect(
+      validateNamespace(
+        h,
+        create(namespace('new', { labels: INCLUDED, annotations: { [SUBNS_OF]: 'team-a' } }), { hncServiceAccount: true }),
+      ),
+    ).toEqual(ALLOWED);
+  });
+
+  it('lets only someone who may delete the namespace remove or change grafted-by; anything else needs nothing', () => {
+    const h = hierarchy('team-a -> other');
+    const grafted = namespace('other', { labels: INCLUDED, annotations: { [SUBNS_OF]: 'team-a', [GRAFTED_BY]: 'alice' } });
+    const v = pending(
+      validateNamespace(h, update(grafted, namespace('other', { labels: INCLUDED, annotations: { [SUBNS_OF]: 'team-a' } }))),
+    );
+    expect(v.checks).toMatchObject([
+      { review: { resourceAttributes: { verb: 'delete', resource: 'namespaces', name: 'other', group: '' } } },
+    ]);
+    expect(v.complete([{ allowed: true }])).toEqual(ALLOWED);
+    expect(refusal(v.complete([{ allowed: false }])).message).toContain('only a user who may delete namespace "other"');
+    // Unrelated edits, the same parent, or removing the annotation (detaching): no check.
+    const relabelled = namespace('other', {
+      labels: { ...INCLUDED, x: 'y' },
+      annotations: { [SUBNS_OF]: 'team-a', [GRAFTED_BY]: 'alice' },
+    });
+    expect(validateNamespace(h, update(grafted, relabelled))).toEqual(ALLOWED);
+    const detached = namespace('other', { labels: INCLUDED, annotations: { [GRAFTED_BY]: 'alice' } });
+    expect(validateNamespace(h, update(grafted, detached))).toEqual(ALLOWED);
+  });
+});

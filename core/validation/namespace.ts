@@ -5,17 +5,40 @@
 //   CREATE  included-namespace label → name reserved by an external hierarchy → tree labels
 //   UPDATE  included-namespace label (only if it changed) → external manager on a child → tree labels
 //   DELETE  subnamespace whose anchor exists → subnamespace children without cascading deletion
+// then, for CREATE and UPDATE (beyond HNC, which let anyone who may patch a namespace graft it
+// into any tree): setting or changing subnamespace-of needs the permission re-parenting needs
+// (SubjectAccessReviews, as for a HierarchyConfiguration's parent), and removing or changing the
+// grafted-by annotation needs permission to delete the namespace.
 // HNC's service account is exempt from all of them.
 import { Annotation, Label, MANAGED_BY_VALUE, TREE_LABEL_SUFFIX } from '../api/constants.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
-import { allow, badRequest, conflict, forbidden, goQuote, NO_CONTENT, Resource, type AdmissionInput, type Decision } from './decision.js';
-import type { NamespaceObject } from './namespace-mutator.js';
+import {
+  allow,
+  badRequest,
+  conflict,
+  forbidden,
+  goQuote,
+  internalError,
+  NO_CONTENT,
+  Resource,
+  type AdmissionInput,
+  type Decision,
+} from './decision.js';
+import {
+  accessReview,
+  completeServerChecks,
+  serverChecks,
+  type CheckAnswer,
+  type HierarchyVerdict,
+  type ServerCheck,
+} from './hierarchy-configuration.js';
+import { isGraft, type NamespaceObject } from './namespace-mutator.js';
 import { externalManager, externalTreeNames } from './queries.js';
 
 const INCLUDED_LABEL_DOC =
   'https://github.com/kubernetes-sigs/hierarchical-namespaces/blob/master/docs/user-guide/concepts.md#included-namespace-label';
 
-export function validateNamespace(h: Hierarchy, input: AdmissionInput<NamespaceObject>): Decision {
+export function validateNamespace(h: Hierarchy, input: AdmissionInput<NamespaceObject>): HierarchyVerdict {
   if (input.isHncServiceAccount || input.operation === 'CONNECT') return allow();
   // DELETE requests carry the namespace as the old object.
   const ns = input.operation === 'DELETE' ? input.oldObject : input.object;
@@ -28,12 +51,19 @@ export function validateNamespace(h: Hierarchy, input: AdmissionInput<NamespaceO
 
   switch (input.operation) {
     case 'CREATE':
-      return includedLabel(h, name, labels, undefined, deny) ?? reservedName(h, name) ?? treeLabels(name, labels, {}, deny) ?? allow();
+      return (
+        includedLabel(h, name, labels, undefined, deny) ??
+        reservedName(h, name) ??
+        treeLabels(name, labels, {}, deny) ??
+        grafting(h, input, name, deny) ??
+        allow()
+      );
     case 'UPDATE':
       return (
         includedLabel(h, name, labels, oldLabels, deny) ??
         externalWithParent(h, name, annotations, deny) ??
         treeLabels(name, labels, oldLabels ?? {}, deny) ??
+        grafting(h, input, name, deny) ??
         allow()
       );
     case 'DELETE':
@@ -106,6 +136,50 @@ function treeLabels(name: string, labels: Labels, oldLabels: Labels, deny: Deny)
       return deny(`cannot remove tree label ${goQuote(key)} in namespace ${goQuote(name)}; these can only be managed by HNC`);
   }
   return undefined;
+}
+
+/**
+ * Making a namespace a subnamespace by its annotation moves it under the new parent, so it needs
+ * what moving it by its HierarchyConfiguration needs (the same SubjectAccessReviews and messages).
+ * The mutator has recorded who did it (grafted-by): that record is what keeps the anchor from
+ * deleting a namespace it did not create, so only someone who may delete the namespace may
+ * remove or change it.
+ */
+function grafting(h: Hierarchy, input: AdmissionInput<NamespaceObject>, name: string, deny: Deny): HierarchyVerdict | undefined {
+  const graftedBy = input.object?.metadata?.annotations?.[Annotation.graftedBy];
+  const before = input.operation === 'UPDATE' ? input.oldObject?.metadata?.annotations?.[Annotation.graftedBy] : undefined;
+  const checks: ServerCheck[] = [];
+  let complete: (answers: readonly CheckAnswer[]) => Decision;
+  if (isGraft(input)) {
+    if (graftedBy === undefined) {
+      return deny(
+        `cannot set ${goQuote(Annotation.subnamespaceOf)}: HNC's mutating webhook did not record the graft (annotation ${goQuote(Annotation.graftedBy)}); please try again`,
+      );
+    }
+    const newParent = input.object!.metadata!.annotations![Annotation.subnamespaceOf]!;
+    checks.push(...serverChecks(h, input.userInfo, h.forest.parent(name), newParent));
+    complete = (answers) => completeServerChecks(input.userInfo.username, checks, answers);
+  } else if (before !== undefined && graftedBy !== before) {
+    checks.push({
+      kind: 'authorize',
+      namespace: name,
+      reason: 'namespace itself',
+      review: {
+        ...accessReview(input.userInfo, name),
+        resourceAttributes: { name, verb: 'delete', group: '', version: 'v1', resource: 'namespaces' },
+      },
+    });
+    complete = ([answer]) => {
+      if (answer !== undefined && 'allowed' in answer && answer.allowed) return allow();
+      if (answer !== undefined && 'error' in answer)
+        return internalError(`while checking authz for ${goQuote(name)}, the namespace itself: ${answer.error}`);
+      return deny(
+        `only a user who may delete namespace ${goQuote(name)} may remove or change its ${goQuote(Annotation.graftedBy)} annotation, which keeps its anchor from deleting it`,
+      );
+    };
+  } else return undefined;
+  if (checks.length === 0) return undefined;
+  return { allowed: 'pending', checks, complete };
 }
 
 /**

@@ -91,6 +91,52 @@ describe('HNC users’ command sequences', () => {
     expect(await namespaceExists(cluster.admin, child)).toBe(false);
   });
 
+  it('refuses a graft by someone who may only patch namespaces, and never deletes a grafted namespace with its anchor', async () => {
+    const team = await cluster.namespace('graft-team');
+    const other = await cluster.namespace('graft-other');
+    const mallory = TestCluster.uniqueName('mallory');
+    const role = { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'patch'] };
+    await cluster.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterroles', { metadata: { name: mallory }, rules: [role] });
+    await cluster.admin.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      metadata: { name: mallory },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: mallory },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: mallory }],
+    });
+    try {
+      const asMallory = (await cluster.user(mallory)).kubeconfigPath;
+      const graft = await kubectl(asMallory, ['annotate', 'ns', other, `hnc.x-k8s.io/subnamespace-of=${team}`]);
+      expect(graft.code).toBe(1);
+      expect(graft.stderr).toContain(`User ${mallory} is not authorized to modify the subtree of ${team}, which is the proposed parent`);
+      // An admin may graft; the graft is recorded, and the anchor then adopts the namespace.
+      await ok('annotate', 'ns', other, `hnc.x-k8s.io/subnamespace-of=${team}`);
+      expect(await jsonpath(['get', 'ns', other], '{.metadata.annotations.hnc\\.x-k8s\\.io/grafted-by}')).not.toBe('');
+      // Removing that record needs permission to delete the namespace: mallory may not.
+      const unrecord = await kubectl(asMallory, ['annotate', 'ns', other, 'hnc.x-k8s.io/grafted-by-']);
+      expect(unrecord.code).toBe(1);
+      expect(unrecord.stderr).toContain(`only a user who may delete namespace "${other}"`);
+      await hns('create', other, '-n', team);
+      await eventuallyEqual(
+        () => jsonpath(['get', 'subnamespaceanchor', other, '-n', team], '{.status.status}'),
+        'Ok',
+        'the anchor to adopt the namespace',
+        2000,
+      );
+      await hns('delete', other, '-n', team);
+      await eventuallyEqual(
+        async () => (await kubectl(cluster.kubeconfigPath, ['get', 'subnamespaceanchor', other, '-n', team])).code,
+        1,
+        'the anchor to be gone',
+        2000,
+      );
+      expect(await namespaceExists(cluster.admin, other)).toBe(true);
+      expect((await ok('get', 'ns', other, '-o', 'jsonpath={.status.phase}')).stdout).toBe('Active');
+      await ok('annotate', 'ns', other, 'hnc.x-k8s.io/subnamespace-of-'); // a full namespace again, so team can go
+    } finally {
+      await cluster.admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${mallory}`);
+      await cluster.admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${mallory}`);
+    }
+  });
+
   it('deletes a subtree of depth 5 quickly, and the tree drops it at once', async () => {
     const team = await cluster.namespace('cascade');
     const levels = names('lvl', 5);
