@@ -92,6 +92,30 @@ const expected = (shape: Shape): string =>
 
 /** The first place `value` does not fit `shape`, as `<path> must be <type>, not <type>`; undefined when it fits. */
 export function shapeError(value: unknown, shape: Shape, path: string): string | undefined {
+  // Every ordinary review fits: check without building paths, and word the problem only if not.
+  return fits(value, shape) ? undefined : describe(value, shape, path);
+}
+
+function fits(value: unknown, shape: Shape): boolean {
+  if (value === undefined || value === null || shape === 'any') return true;
+  if (typeof shape === 'string') return typeof value === shape;
+  if ('array' in shape) {
+    if (!Array.isArray(value)) return false;
+    for (const e of value) if (e === null || !fits(e, shape.array)) return false;
+    return true;
+  }
+  if (typeof value !== 'object' || Array.isArray(value)) return false;
+  const o = value as Record<string, unknown>;
+  if ('map' in shape) {
+    for (const k in o) if (Object.hasOwn(o, k) && (o[k] === null || !fits(o[k], shape.map))) return false;
+    return true;
+  }
+  if (shape.required) for (const k of shape.required) if (o[k] === undefined || o[k] === null) return false;
+  for (const k in shape.object) if (!fits(Object.hasOwn(o, k) ? o[k] : undefined, shape.object[k]!)) return false;
+  return true;
+}
+
+function describe(value: unknown, shape: Shape, path: string): string | undefined {
   if (value === undefined || value === null || shape === 'any') return undefined;
   if (typeof shape === 'string') return typeof value === shape ? undefined : `${path} must be ${expected(shape)}, not ${typeOf(value)}`;
   if ('array' in shape) {
@@ -99,7 +123,7 @@ export function shapeError(value: unknown, shape: Shape, path: string): string |
     for (let i = 0; i < value.length; i++) {
       // An element may not be null: nothing HNC reads has a nullable list entry.
       if (value[i] === null) return `${path}[${i}] must be ${expected(shape.array)}, not null`;
-      const e = shapeError(value[i], shape.array, `${path}[${i}]`);
+      const e = describe(value[i], shape.array, `${path}[${i}]`);
       if (e) return e;
     }
     return undefined;
@@ -109,14 +133,14 @@ export function shapeError(value: unknown, shape: Shape, path: string): string |
   if ('map' in shape) {
     for (const [k, v] of Object.entries(o)) {
       if (v === null) return `${path}[${JSON.stringify(k)}] must be ${expected(shape.map)}, not null`;
-      const e = shapeError(v, shape.map, `${path}[${JSON.stringify(k)}]`);
+      const e = describe(v, shape.map, `${path}[${JSON.stringify(k)}]`);
       if (e) return e;
     }
     return undefined;
   }
   for (const k of shape.required ?? []) if (o[k] === undefined || o[k] === null) return `${path}.${k} is missing`;
   for (const [k, s] of Object.entries(shape.object)) {
-    const e = shapeError(o[k], s, `${path}.${k}`);
+    const e = describe(o[k], s, `${path}.${k}`);
     if (e) return e;
   }
   return undefined;
