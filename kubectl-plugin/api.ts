@@ -110,6 +110,8 @@ export interface HncApi {
   getNamespace(name: string): Promise<Namespace>;
   /** Namespaces, all or those matching a label selector. */
   listNamespaces(labelSelector?: string): Promise<Namespace[]>;
+  /** How many namespaces there are (one small request), if the server says. */
+  countNamespaces(): Promise<number | undefined>;
 
   /** The namespace's HierarchyConfiguration, or undefined if it has none (404). */
   getHierarchy(namespace: string): Promise<HierarchyConfiguration | undefined>;

@@ -74,6 +74,17 @@ export class KubeHncApi implements HncApi {
     return (await this.call<List<Namespace>>('GET', '/api/v1/namespaces', { query: { labelSelector } })).items ?? [];
   }
 
+  async countNamespaces(): Promise<number | undefined> {
+    const page = await this.call<List<Namespace> & { metadata?: { remainingItemCount?: number; continue?: string } }>(
+      'GET',
+      '/api/v1/namespaces',
+      { query: { limit: 1 } },
+    );
+    const more = page.metadata?.remainingItemCount;
+    if (page.metadata?.continue && more === undefined) return undefined;
+    return (page.items?.length ?? 0) + (more ?? 0);
+  }
+
   private hcPath(ns: string, name?: string): string {
     return `${HNC}/namespaces/${seg(ns)}/${Plural.HierarchyConfiguration}${name ? `/${seg(name)}` : ''}`;
   }

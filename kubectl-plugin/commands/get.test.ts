@@ -53,6 +53,28 @@ describe('kubectl hns get', () => {
     expect((await get(api, { resource: 'secrets', name: 's-b' })).stdout).toBe('NAMESPACE   NAME\nb           s-b\n');
   });
 
+  it('lists a large share of the cluster with one cluster-wide request, a small one namespace by namespace', async () => {
+    const api = cluster();
+    await get(api, { resource: 'secrets' });
+    expect(api.calls.filter((c) => c.startsWith('table'))).toEqual(['table secrets *']);
+    for (let i = 0; i < 40; i++) api.addNamespace(`other-${i}`);
+    api.calls.length = 0;
+    expect((await get(api, { resource: 'secrets', namespace: 'b' })).stdout).toBe('NAMESPACE   NAME\nb           s-b\nc           s-c\n');
+    expect(api.calls.filter((c) => c.startsWith('table'))).toEqual(['table secrets b', 'table secrets c']);
+    // A user who may not list cluster-wide gets the per-namespace lists.
+    const limited = cluster();
+    limited.forbidden.add('table secrets *');
+    expect((await get(limited, { resource: 'secrets' })).stdout).toBe(
+      'NAMESPACE   NAME\na           s-a\nb           s-b\nc           s-c\n',
+    );
+    expect(limited.calls.filter((c) => c.startsWith('table'))).toEqual([
+      'table secrets *',
+      'table secrets a',
+      'table secrets b',
+      'table secrets c',
+    ]);
+  });
+
   it('says when nothing is found', async () => {
     const io = await get(cluster(), { resource: 'secrets', name: 'none' });
     expect([io.stdout, io.stderr]).toEqual(['', 'No resources found in the subtree of a.\n']);

@@ -40,7 +40,17 @@ export interface GetFlags {
 export interface Subtree {
   namespaces: string[];
   notes: string[];
+  /** How many namespaces the cluster has, when the user may list them. */
+  clusterNamespaces?: number;
 }
+
+/**
+ * A subtree holding at least this share of the cluster's namespaces is listed with one
+ * cluster-wide request (filtered here) rather than one request per namespace: on the real control
+ * plane, 1,000 per-namespace lists took about 6 times as long as one list of twice as many
+ * objects (docs/benchmarks.md).
+ */
+export const CLUSTER_WIDE_SHARE = 0.1;
 
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -50,7 +60,8 @@ export async function loadSubtree(api: HncApi, root: string): Promise<Subtree> {
     const labelled = (await api.listNamespaces(treeLabel(root))).map((ns) => ns.metadata.name ?? '').filter((n) => n !== root);
     // The root carries its own tree label only once HNC has seen it; it must exist all the same.
     await api.getNamespace(root);
-    return { namespaces: [root, ...labelled.sort(byName)], notes: [] };
+    const clusterNamespaces = await api.countNamespaces();
+    return { namespaces: [root, ...labelled.sort(byName)], notes: [], ...(clusterNamespaces !== undefined ? { clusterNamespaces } : {}) };
   } catch (err) {
     if (!isForbidden(err)) throw err;
   }
@@ -152,9 +163,15 @@ export async function runGet(api: HncApi, io: Io, flags: GetFlags): Promise<void
   const asTable = flags.output === undefined || flags.output === 'wide';
   const objects = asTable ? undefined : new ObjectPrinter(io, flags.output as 'name' | 'json' | 'yaml', type);
 
-  // A watch of a subtree uses one cluster-wide list and watch when the user may list cluster-wide.
+  // A watch of a subtree, or a subtree that is a good share of the cluster, uses one cluster-wide
+  // list (and watch) when the user may list cluster-wide.
+  const large =
+    subtree !== undefined &&
+    subtree.namespaces.length > 1 &&
+    subtree.clusterNamespaces !== undefined &&
+    subtree.namespaces.length >= subtree.clusterNamespaces * CLUSTER_WIDE_SHARE;
   let clusterWide: { table?: Table; items?: AnyObject[]; resourceVersion?: string } | undefined;
-  if (flags.watch && subtree) {
+  if (subtree && (flags.watch || large)) {
     try {
       clusterWide = await listOnce(api, type, undefined, opts, asTable);
     } catch (err) {

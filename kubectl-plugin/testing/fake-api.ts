@@ -80,6 +80,10 @@ export class FakeApi implements HncApi {
     // A selector here is only ever "<key>" (exists), as the tree labels are asked for.
     return [...this.namespaces.values()].filter((ns) => !labelSelector || ns.metadata.labels?.[labelSelector] !== undefined).map(clone);
   }
+  async countNamespaces(): Promise<number | undefined> {
+    this.check('count ns');
+    return this.namespaces.size;
+  }
   async getHierarchy(namespace: string): Promise<HierarchyConfiguration | undefined> {
     this.check(`get hc ${namespace}`);
     const hc = this.hierarchies.get(namespace);
