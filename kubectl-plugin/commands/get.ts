@@ -196,6 +196,10 @@ export async function runGet(api: HncApi, io: Io, flags: GetFlags): Promise<void
         const ns = rowNamespace(r, '');
         if (wanted(ns)) rows.push({ namespace: ns, cells: r.cells });
       }
+      if (subtree) {
+        const rank = new Map(subtree.namespaces.map((n, i) => [n, i]));
+        rows.sort((a, b) => (rank.get(a.namespace) ?? 0) - (rank.get(b.namespace) ?? 0));
+      }
       resourceVersions.set(undefined, table.metadata?.resourceVersion);
     } else {
       const lists = await eachNamespace(subtree.namespaces, (ns) => api.listTable(type, ns, opts));
@@ -216,6 +220,11 @@ export async function runGet(api: HncApi, io: Io, flags: GetFlags): Promise<void
     if (!subtree || clusterWide) {
       const list = clusterWide ?? (await api.listAll(type, undefined, opts));
       items.push(...(list.items ?? []).filter((o) => wanted(o.metadata.namespace)));
+      if (subtree) {
+        // The subtree's order (root first), as the per-namespace lists give it; sort is stable.
+        const rank = new Map(subtree.namespaces.map((n, i) => [n, i]));
+        items.sort((a, b) => (rank.get(a.metadata.namespace ?? '') ?? 0) - (rank.get(b.metadata.namespace ?? '') ?? 0));
+      }
       resourceVersions.set(undefined, list.resourceVersion);
     } else {
       const lists = await eachNamespace(subtree.namespaces, (ns) => api.listAll(type, ns, opts));
