@@ -63,7 +63,7 @@ export class Manager {
     };
     this.isLeader = opts.isLeader ?? (() => true);
     this.unsubscribe = this.cache.onAffected((a) => this.enqueue(a));
-    const events = new EventRecorder(opts.client, this.log);
+    const events = new EventRecorder(this.writer, this.log);
     this.events = events;
     this.config = new ConfigController({
       client: opts.client,

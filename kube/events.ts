@@ -1,10 +1,12 @@
 // Kubernetes Events (core/v1) as HNC emits them: Warning, source component hnc.x-k8s.io. The same
 // event (object, reason, message) is recorded once: a reconcile that retries does not spam.
+// Events are writes like any other: they go through the Writer, under its QPS limit, and are
+// counted (as creates of the resource "events").
 import { createHash } from 'node:crypto';
 import { EVENT_SOURCE_COMPONENT } from '../core/api/constants.js';
-import { isAlreadyExists, type KubeClient } from './client.js';
+import { isAlreadyExists } from './client.js';
 import type { Logger } from './watch/logger.js';
-import type { Events } from './writes.js';
+import type { Events, Writes } from './writes.js';
 
 export interface EventTarget {
   apiVersion?: string;
@@ -18,7 +20,7 @@ export class EventRecorder implements Events {
   private readonly recent = new Set<string>();
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly writer: Pick<Writes, 'create'>,
     private readonly log: Logger,
   ) {}
 
@@ -44,7 +46,7 @@ export class EventRecorder implements Events {
     const namespace = target.namespace ?? 'default';
     const now = new Date().toISOString();
     try {
-      await this.client.create(`/api/v1/namespaces/${namespace}/events`, {
+      await this.writer.create(`/api/v1/namespaces/${namespace}/events`, {
         apiVersion: 'v1',
         kind: 'Event',
         metadata: { name: `${target.name}.${id}`, namespace },

@@ -1,10 +1,9 @@
 // Reconciles one SubnamespaceAnchor: creates its subnamespace, reports its state, and on
 // deletion removes the subnamespace before letting the anchor go (docs/behaviour.md §4).
-import { AnchorState, Finalizer, GROUP, Plural, VERSION } from '../../core/api/constants.js';
+import { GROUP, Plural, VERSION } from '../../core/api/constants.js';
 import type { SubnamespaceAnchor } from '../../core/api/types.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
-import { planAnchor } from '../../core/hierarchy/plan.js';
-import { jsonEqual } from '../../core/util/equal.js';
+import { desiredAnchor, planAnchor } from '../../core/hierarchy/plan.js';
 import { isAlreadyExists, isNotFound } from '../../kube/client.js';
 import type { ReadonlyStore } from '../../kube/watch/store.js';
 import type { Writes } from '../../kube/writes.js';
@@ -33,14 +32,13 @@ export class AnchorReconciler {
     const parent = current.metadata.namespace!;
     const child = current.metadata.name!;
     const plan = planAnchor(this.hierarchy, parent, child);
-    let state = plan.state;
+    let created = false;
     if (plan.create) {
       try {
         await this.writer.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: child, ...plan.create } });
         this.expectations.wrote(`ns/${child}`, undefined);
         this.log.info({ namespace: parent, anchor: child }, 'created subnamespace');
-        // It exists now, with our annotation: report Ok in the same write as the finalizer.
-        state = AnchorState.Ok;
+        created = true;
       } catch (err) {
         // Someone else's namespace of that name appeared meanwhile: the next pass says Conflict.
         if (!isAlreadyExists(err)) throw err;
@@ -54,18 +52,8 @@ export class AnchorReconciler {
         if (!isNotFound(err)) throw err;
       }
     }
-    const finalizers = new Set(current.metadata.finalizers ?? []);
-    if (plan.finalizer) finalizers.add(Finalizer.anchor);
-    else finalizers.delete(Finalizer.anchor);
-    const desired: SubnamespaceAnchor = structuredClone(current);
-    if (finalizers.size) desired.metadata.finalizers = [...finalizers];
-    else delete desired.metadata.finalizers;
-    if (state !== undefined) desired.status = { ...(desired.status ?? {}), status: state };
-    if (
-      jsonEqual(desired.metadata.finalizers ?? [], current.metadata.finalizers ?? []) &&
-      jsonEqual(desired.status ?? {}, current.status ?? {})
-    )
-      return;
+    const desired = desiredAnchor(current, plan, created);
+    if (!desired) return;
     try {
       await this.writer.replace(anchorPath(parent, child), desired);
       this.expectations.wrote(key, current.metadata.resourceVersion);
@@ -73,6 +61,6 @@ export class AnchorReconciler {
       // An anchor whose last finalizer we removed may already be gone.
       if (!isNotFound(err)) throw err;
     }
-    this.log.info({ namespace: parent, anchor: child, state, finalizer: plan.finalizer }, 'updated anchor');
+    this.log.info({ namespace: parent, anchor: child, state: desired.status?.status, finalizer: plan.finalizer }, 'updated anchor');
   }
 }

@@ -5,7 +5,7 @@ import { Singleton, GROUP, VERSION, Plural } from '../../core/api/constants.js';
 import type { Condition, HierarchyConfiguration } from '../../core/api/types.js';
 import { WriteExpectations } from '../../kube/expectations.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
-import { desiredNamespaceMetadata, metadataPatch, planHierarchy } from '../../core/hierarchy/plan.js';
+import { conditionEvents, desiredNamespaceMetadata, metadataPatch, planHierarchy } from '../../core/hierarchy/plan.js';
 import type { ReadonlyStore } from '../../kube/watch/store.js';
 import type { Events, Writes } from '../../kube/writes.js';
 import type { Logger } from '../../kube/log.js';
@@ -69,13 +69,8 @@ export class HierarchyReconciler {
   /** A Warning event on the Namespace when a condition appears, a Normal one when it clears. */
   private recordConditionEvents(ns: NamespaceObject, before: readonly Condition[], after: readonly Condition[]): void {
     if (!this.events) return;
-    const key = (c: Condition) => `${c.type}/${c.reason}/${c.message}`;
-    const had = new Set(before.map(key));
-    const has = new Set(after.map(key));
     const target = { apiVersion: 'v1', kind: 'Namespace', name: ns.metadata.name, namespace: ns.metadata.name, uid: ns.metadata.uid };
-    for (const c of after) if (!had.has(key(c))) void this.events.warn(target, c.reason, c.message);
-    for (const c of before)
-      if (!has.has(key(c)))
-        void this.events.normal(target, `${c.reason}Cleared`, `Condition ${c.type} (${c.reason}) cleared: ${c.message}`);
+    for (const e of conditionEvents(before, after))
+      void (e.type === 'Warning' ? this.events.warn(target, e.reason, e.message) : this.events.normal(target, e.reason, e.message));
   }
 }

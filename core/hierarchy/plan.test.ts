@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { Condition, HierarchyConfiguration } from '../api/types.js';
+import type { Condition, HierarchyConfiguration, SubnamespaceAnchor } from '../api/types.js';
 import type { Hierarchy } from './hierarchy.js';
 import {
+  conditionEvents,
+  desiredAnchor,
   desiredNamespaceMetadata,
   metadataPatch,
   newSubnamespaceMetadata,
@@ -515,5 +517,81 @@ describe('planAnchor (docs/behaviour.md §4)', () => {
       expect(planAnchor(h, 'a', 'c')).toEqual({ state: 'Ok', finalizer: false, deleteNamespace: false });
       expect(planAnchor(h, 'a', 'new')).toEqual({ state: 'Missing', finalizer: false, deleteNamespace: false });
     });
+  });
+});
+
+describe('desiredAnchor', () => {
+  const FINALIZER = 'hnc.x-k8s.io';
+  const anchor = (finalizers?: string[], status?: string): SubnamespaceAnchor => ({
+    apiVersion: 'hnc.x-k8s.io/v1alpha2',
+    kind: 'SubnamespaceAnchor',
+    metadata: { name: 'c', namespace: 'p', resourceVersion: '7', ...(finalizers && { finalizers }) },
+    ...(status && { status: { status } }),
+  });
+  const plan = (state: string | undefined, finalizer: boolean) =>
+    ({ state, finalizer, deleteNamespace: false }) as Parameters<typeof desiredAnchor>[1];
+
+  it('adds our finalizer and the state, keeping other finalizers and the resourceVersion', () => {
+    expect(desiredAnchor(anchor(['other']), plan('Missing', true))).toEqual(anchor(['other', FINALIZER], 'Missing'));
+  });
+
+  it('reports Ok in the same write as the finalizer when the subnamespace was just created', () => {
+    expect(desiredAnchor(anchor(), plan('Missing', true), true)).toEqual(anchor([FINALIZER], 'Ok'));
+  });
+
+  it('removes only our finalizer, and the field when it was the last', () => {
+    expect(desiredAnchor(anchor([FINALIZER, 'other'], 'Ok'), plan('Ok', false))).toEqual(anchor(['other'], 'Ok'));
+    expect(desiredAnchor(anchor([FINALIZER], 'Ok'), plan('Ok', false))?.metadata).not.toHaveProperty('finalizers');
+  });
+
+  it('leaves the status as it is when the plan has no state', () => {
+    expect(desiredAnchor(anchor([FINALIZER], 'Conflict'), plan(undefined, false))).toEqual(anchor(undefined, 'Conflict'));
+  });
+
+  it('is undefined for an anchor that is already as it should be (never rewritten)', () => {
+    expect(desiredAnchor(anchor([FINALIZER], 'Ok'), plan('Ok', true))).toBeUndefined();
+    expect(desiredAnchor(anchor(undefined, 'Forbidden'), plan('Forbidden', false))).toBeUndefined();
+    expect(desiredAnchor(anchor(), plan(undefined, false))).toBeUndefined();
+  });
+
+  it('does not change the cached object', () => {
+    const current = anchor(['other']);
+    desiredAnchor(current, plan('Ok', true));
+    expect(current).toEqual(anchor(['other']));
+  });
+
+  it('with planAnchor: a new anchor whose subnamespace is missing gets the finalizer and says Missing', () => {
+    const h = hierarchy('p', { subns: [] });
+    updateAnchor(h, 'p', 'c', {});
+    expect(desiredAnchor(anchor(), planAnchor(h, 'p', 'c'))).toEqual(anchor([FINALIZER], 'Missing'));
+  });
+});
+
+describe('conditionEvents', () => {
+  const c = (reason: string, message = `${reason} message`): Condition => ({
+    type: 'ActivitiesHalted',
+    status: 'True',
+    reason,
+    message,
+    lastTransitionTime: NOW,
+  });
+
+  it('is a Warning for each condition that appears and a Normal one for each that clears', () => {
+    expect(conditionEvents([c('ParentMissing')], [c('InCycle')])).toEqual([
+      { type: 'Warning', reason: 'InCycle', message: 'InCycle message' },
+      {
+        type: 'Normal',
+        reason: 'ParentMissingCleared',
+        message: 'Condition ActivitiesHalted (ParentMissing) cleared: ParentMissing message',
+      },
+    ]);
+  });
+
+  it('is nothing when the conditions are the same, whatever their times', () => {
+    expect(conditionEvents([c('InCycle')], [{ ...c('InCycle'), lastTransitionTime: LATER }])).toEqual([]);
+  });
+
+  it('treats a changed message as a new condition', () => {
+    expect(conditionEvents([c('InCycle', 'a')], [c('InCycle', 'b')]).map((e) => e.type)).toEqual(['Warning', 'Normal']);
   });
 });

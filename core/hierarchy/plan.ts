@@ -13,7 +13,7 @@ import {
   treeLabel,
   treeLabelNamespace,
 } from '../api/constants.js';
-import type { Condition, HierarchyConfiguration, MetaKVP } from '../api/types.js';
+import type { Condition, HierarchyConfiguration, MetaKVP, SubnamespaceAnchor } from '../api/types.js';
 import { jsonEqual } from '../util/equal.js';
 import type { Hierarchy, NamespaceCondition } from './hierarchy.js';
 
@@ -152,6 +152,30 @@ export function namespaceConditions(h: Hierarchy, ns: string): NamespaceConditio
   ];
 }
 
+/** An Event to record on a namespace whose conditions changed. */
+export interface ConditionEvent {
+  type: 'Warning' | 'Normal';
+  reason: string;
+  message: string;
+}
+
+/** The Events a change of conditions calls for: a Warning for each that appears, a Normal one for each that clears. */
+export function conditionEvents(before: readonly Condition[], after: readonly Condition[]): ConditionEvent[] {
+  const key = (c: Condition) => `${c.type}/${c.reason}/${c.message}`;
+  const had = new Set(before.map(key));
+  const has = new Set(after.map(key));
+  return [
+    ...after.filter((c) => !had.has(key(c))).map((c) => ({ type: 'Warning' as const, reason: c.reason, message: c.message })),
+    ...before
+      .filter((c) => !has.has(key(c)))
+      .map((c) => ({
+        type: 'Normal' as const,
+        reason: `${c.reason}Cleared`,
+        message: `Condition ${c.type} (${c.reason}) cleared: ${c.message}`,
+      })),
+  ];
+}
+
 function withTimes(conditions: NamespaceCondition[], existing: readonly Condition[] | undefined, now: string): Condition[] {
   return conditions.map((c) => {
     const same = existing?.find((e) => e.type === c.type && e.reason === c.reason && e.message === c.message && e.status === 'True');
@@ -212,6 +236,26 @@ export function planAnchor(h: Hierarchy, parent: string, child: string): AnchorP
   // SubnamespaceAnchorMissing) rather than cascade without permission.
   if (h.forest.children(child).length > 0 && !h.allowsCascadingDeletion(child)) return { ...none, state };
   return { state, finalizer: !parentDeleting, deleteNamespace: true };
+}
+
+/**
+ * The anchor as it should be once its plan ran: our finalizer present or not, its status the
+ * plan's state (Ok when `created`, the subnamespace just made, so that both go in one write).
+ * Undefined when that is what it already is: an unchanged anchor is never rewritten.
+ */
+export function desiredAnchor(current: SubnamespaceAnchor, plan: AnchorPlan, created = false): SubnamespaceAnchor | undefined {
+  const state = created ? AnchorState.Ok : plan.state;
+  const finalizers = new Set(current.metadata.finalizers ?? []);
+  if (plan.finalizer) finalizers.add(Finalizer.anchor);
+  else finalizers.delete(Finalizer.anchor);
+  const desired: SubnamespaceAnchor = structuredClone(current);
+  if (finalizers.size) desired.metadata.finalizers = [...finalizers];
+  else delete desired.metadata.finalizers;
+  if (state !== undefined) desired.status = { ...(desired.status ?? {}), status: state };
+  const same =
+    jsonEqual(desired.metadata.finalizers ?? [], current.metadata.finalizers ?? []) &&
+    jsonEqual(desired.status ?? {}, current.status ?? {});
+  return same ? undefined : desired;
 }
 
 /**

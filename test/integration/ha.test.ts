@@ -206,6 +206,8 @@ describe('high availability', () => {
         involvedObject: { kind: 'Namespace', name: child },
         source: { component: 'hnc.x-k8s.io' },
       });
+      // Events are writes too: through the Writer, counted.
+      expect(manager.writer.writesTo('events')).toBeGreaterThanOrEqual(1);
     } finally {
       await manager.stop();
     }
