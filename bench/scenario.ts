@@ -38,6 +38,7 @@ import {
 } from './topology.js';
 import { cpuDelta, log, mb, pool, processesNamed, round, sampleCpu, sleep, summarize, type Summary } from './util.js';
 import { apiserverClient, windowOf, type LatencyResult } from './webhook-load.js';
+import { hierarchyConfigurationPath, hncCollectionPath, hncConfigurationPath } from '../core/api/paths.js';
 
 export interface ScenarioOptions {
   size: number;
@@ -84,8 +85,8 @@ export interface ScenarioOptions {
   logDir?: string;
 }
 
-const HNC_CONFIG = '/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations';
-const HC = (ns: string) => `/apis/hnc.x-k8s.io/v1alpha2/namespaces/${ns}/hierarchyconfigurations`;
+const HNC_CONFIG = hncConfigurationPath();
+const HC = (ns: string) => hierarchyConfigurationPath(ns);
 
 export function sourceBody(kind: SourceKind, name: string): Record<string, unknown> {
   switch (kind) {
@@ -206,7 +207,7 @@ async function verifyByListing(admin: KubeClient, expected: Expected): Promise<V
   for (const [ns, sig] of expected.labels) if (labels.get(ns) !== sig) namespacesWrong++;
   const hcs = await listAll<{ metadata: { namespace: string }; status?: { children?: string[]; conditions?: unknown[] } }>(
     admin,
-    '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations',
+    hncCollectionPath('hierarchyconfigurations'),
   );
   const hcSig = new Map(hcs.map((h) => [h.metadata.namespace, hierarchySignature(h)]));
   let hierarchiesWrong = 0;
@@ -234,7 +235,7 @@ async function versions(admin: KubeClient): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const paths = [
     '/api/v1/namespaces',
-    '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations',
+    hncCollectionPath('hierarchyconfigurations'),
     HNC_CONFIG,
     ...SOURCE_KINDS.map((k) => collection(k)),
     '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
@@ -720,10 +721,10 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
       moved.set(topology.moveRoot, to);
       const next = i % 2 === 0 ? expectedState(moved, sources) : expected;
       moveMinimum = addMinimum(moveMinimum, minimumWrites(current, next));
-      const hc = await admin.get<{ spec: { parent?: string } }>(`${HC(topology.moveRoot)}/hierarchy`);
+      const hc = await admin.get<{ spec: { parent?: string } }>(hierarchyConfigurationPath(topology.moveRoot, 'hierarchy'));
       tracker.expect(next);
       const ta = performance.now();
-      await admin.replace(`${HC(topology.moveRoot)}/hierarchy`, { ...hc, spec: { ...hc.spec, parent: to } });
+      await admin.replace(hierarchyConfigurationPath(topology.moveRoot, 'hierarchy'), { ...hc, spec: { ...hc.spec, parent: to } });
       const tb = await tracker.whenConverged(600_000);
       moves.push(tb - ta);
       await hnc.idle();

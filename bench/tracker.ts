@@ -13,6 +13,7 @@ import {
   type Expected,
   type SourceKind,
 } from './topology.js';
+import { hncCollectionPath } from '../core/api/paths.js';
 
 export const INHERITED_FROM = 'hnc.x-k8s.io/inherited-from';
 
@@ -72,7 +73,7 @@ export class Tracker {
     );
     this.hierarchies = reflector(
       'hierarchyconfigurations',
-      '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations',
+      hncCollectionPath('hierarchyconfigurations'),
       slim(() => false, true),
     );
     this.copies = SOURCE_KINDS.map((kind) =>

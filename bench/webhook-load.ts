@@ -9,6 +9,7 @@ import type { KubeClient } from '../kube/client.js';
 import { pool, sleep, summarize, type Summary } from './util.js';
 import { prng } from './topology.js';
 import { collection, INHERITED_FROM } from './tracker.js';
+import { hierarchyConfigurationPath } from '../core/api/paths.js';
 
 const PATHS = {
   mutateNamespace: '/mutate-namespace',
@@ -351,8 +352,7 @@ export function directClient(port: number, caPem: string, targets: LoadTargets, 
 /** Dry-run requests through the API server: each passes HNC's webhooks and writes nothing. */
 export async function apiserverClient(client: KubeClient, targets: LoadTargets) {
   const hcs = new Map<string, unknown>();
-  for (const leaf of targets.leaves.slice(0, 50))
-    hcs.set(leaf, await client.get(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${leaf}/hierarchyconfigurations/hierarchy`));
+  for (const leaf of targets.leaves.slice(0, 50)) hcs.set(leaf, await client.get(hierarchyConfigurationPath(leaf, 'hierarchy')));
   const leaves = [...hcs.keys()];
   const dry = { dryRun: 'All' };
   const kinds: Array<{ name: string; run: (i: number) => Promise<unknown> }> = [
@@ -372,7 +372,7 @@ export async function apiserverClient(client: KubeClient, targets: LoadTargets) 
         const leaf = leaves[i % leaves.length]!;
         const hc = structuredClone(hcs.get(leaf)) as { spec?: { parent?: string } };
         hc.spec = { ...(hc.spec ?? {}), parent: targets.otherParent };
-        return client.replace(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${leaf}/hierarchyconfigurations/hierarchy`, hc, dry);
+        return client.replace(hierarchyConfigurationPath(leaf, 'hierarchy'), hc, dry);
       },
     },
     {

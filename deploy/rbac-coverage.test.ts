@@ -21,6 +21,7 @@ import { readManifests, type Manifest } from '../kube/apply.js';
 import { AGGREGATED_ROLES, MANAGER_RBAC, MANAGER_SERVICE_ACCOUNT } from '../kube/install.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const PATHS_FILE = 'core/api/paths.ts';
 const RBAC_DIR = dirname(MANAGER_RBAC);
 const HNC_NAMESPACE = MANAGER_SERVICE_ACCOUNT.namespace;
 
@@ -145,6 +146,7 @@ const NEEDS: Need[] = [
  */
 const NOT_THE_MANAGER: Record<string, string> = {
   'kube/install.ts': 'installCrds and installRbac run with admin credentials (npm start on the local control plane, tests)',
+  [PATHS_FILE]: 'builds the HNC paths; each call of its helpers is scanned where it is made (pathHelpers)',
 };
 
 /** Kinds that appear in code with apiVersion and kind but are never stored objects. */
@@ -278,6 +280,36 @@ type Parsed = { kind: 'resource'; group: string; resource: string } | { kind: 'd
 
 const SCANNED_DIRS = ['core', 'kube', 'controller', 'webhooks', 'cmd'];
 const HOLE = '\u0000';
+
+/**
+ * The path helpers of core/api/paths.ts (`export const name = (params) => \`template\``), so that
+ * a call such as hierarchyConfigurationPath(ns, Singleton.hierarchy) is scanned as the path it
+ * builds, with the verbs of the call site.
+ */
+function pathHelpers(): Map<string, (args: readonly ts.Expression[]) => string> {
+  const sf = ts.createSourceFile(PATHS_FILE, readFileSync(join(ROOT, PATHS_FILE), 'utf8'), ts.ScriptTarget.ES2023, true);
+  const helpers = new Map<string, (args: readonly ts.Expression[]) => string>();
+  const argValue = (e: ts.Expression | undefined) =>
+    !e ? '' : ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e) ? e.text : (constantValue(e) ?? HOLE);
+  for (const st of sf.statements) {
+    if (!ts.isVariableStatement(st)) continue;
+    for (const d of st.declarationList.declarations) {
+      const fn = d.initializer;
+      if (!ts.isIdentifier(d.name) || !fn || !ts.isArrowFunction(fn) || !ts.isTemplateExpression(fn.body)) continue;
+      const params = fn.parameters.map((p) => p.name.getText(sf));
+      const body = fn.body;
+      helpers.set(d.name.text, (args) => {
+        const value = (e: ts.Expression) => {
+          const i = ts.isIdentifier(e) ? params.indexOf(e.text) : -1;
+          // An optional part (`${name ? `/${name}` : ''}`) is a hole: a name or nothing.
+          return i >= 0 ? argValue(args[i]) || HOLE : (constantValue(e) ?? HOLE);
+        };
+        return body.head.text + body.templateSpans.map((sp) => value(sp.expression) + sp.literal.text).join('');
+      });
+    }
+  }
+  return helpers;
+}
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
@@ -442,6 +474,14 @@ function scanFile(rel: string): { uses: Use[]; unknown: string[] } {
   const uses: Use[] = [];
   const unknown: string[] = [];
   for (const n of all) {
+    const helper = ts.isCallExpression(n) && ts.isIdentifier(n.expression) ? PATH_HELPERS.get(n.expression.text) : undefined;
+    if (helper) {
+      const parsed = parseApiPath(helper((n as ts.CallExpression).arguments));
+      if (parsed.kind === 'resource')
+        uses.push({ group: parsed.group, resource: parsed.resource, verbs: new Set(verbsAt(n)), where: where(n) });
+      else unknown.push(`${where(n)}: ${n.getText(sf)}`);
+      continue;
+    }
     // API paths
     if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n) || ts.isTemplateExpression(n)) {
       if (ts.isTemplateSpan(n.parent)) continue; // a part of a larger template: scanned with it
@@ -471,6 +511,8 @@ function scanFile(rel: string): { uses: Use[]; unknown: string[] } {
   }
   return { uses, unknown };
 }
+
+const PATH_HELPERS = pathHelpers();
 
 function scanSources(): { uses: Use[]; unknown: string[] } {
   const files = SCANNED_DIRS.flatMap(sourceFiles).filter((f) => !(f in NOT_THE_MANAGER));
@@ -624,6 +666,10 @@ describe("the manager's code uses only what NEEDS lists", () => {
     expect(seen(GROUP, 'hncconfigurations', 'watch')).toBe(true);
     expect(seen('apiextensions.k8s.io', 'customresourcedefinitions', 'watch')).toBe(true);
     expect(seen('', 'namespaces', 'create')).toBe(true);
+    // Through the path helpers of core/api/paths.ts, with the verb of each call site.
+    expect(seen(GROUP, 'hierarchyconfigurations', 'update')).toBe(true);
+    expect(seen(GROUP, 'subnamespaceanchors', 'update')).toBe(true);
+    expect(seen(GROUP, 'hncconfigurations', 'create')).toBe(true);
     expect(seen('authorization.k8s.io', 'subjectaccessreviews', 'create')).toBe(true);
     expect(seen('', 'secrets', 'create')).toBe(true);
     expect(seen('', 'events', 'create')).toBe(true);

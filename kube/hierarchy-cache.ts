@@ -1,7 +1,8 @@
 // The caches the whole manager shares (one reflector per resource) and the hierarchy model they
 // feed. Reconcilers enqueue what the model says is affected; webhooks read the model. Watch
 // handlers only update the model, synchronously, so readers never see it half-updated.
-import { Finalizer, GROUP, Plural, VERSION } from '../core/api/constants.js';
+import { Finalizer, GROUP, Plural } from '../core/api/constants.js';
+import { hncCollectionPath } from '../core/api/paths.js';
 import type { HierarchyConfiguration, SubnamespaceAnchor } from '../core/api/types.js';
 import { Hierarchy, type Affected, type AnchorFacts, type HierarchyFacts, type NamespaceFacts } from '../core/hierarchy/hierarchy.js';
 import type { HierarchyPolicy } from '../core/hierarchy/policy.js';
@@ -25,7 +26,6 @@ export interface CrdObject extends KubeObject {
   metadata: KubeObject['metadata'] & { name: string; deletionTimestamp?: string };
 }
 
-const HNC_API = `/apis/${GROUP}/${VERSION}`;
 const CRD_NAMES = { hierarchy: `${Plural.HierarchyConfiguration}.${GROUP}`, anchor: `${Plural.SubnamespaceAnchor}.${GROUP}` };
 
 /** Keep only what the model needs of a CRD: its schema is large and never read here. */
@@ -57,8 +57,8 @@ export class HierarchyCache {
     const reflector = <T extends KubeObject>(name: string, path: string, transform: (o: T) => T = stripManagedFields) =>
       new Reflector<T>({ client, path, name, transform, logger: log.child({ reflector: name }) });
     this.namespaces = reflector<NamespaceObject>('namespaces', '/api/v1/namespaces');
-    this.hierarchies = reflector<HierarchyConfiguration>('hierarchyconfigurations', `${HNC_API}/${Plural.HierarchyConfiguration}`);
-    this.anchors = reflector<SubnamespaceAnchor>('subnamespaceanchors', `${HNC_API}/${Plural.SubnamespaceAnchor}`);
+    this.hierarchies = reflector<HierarchyConfiguration>('hierarchyconfigurations', hncCollectionPath(Plural.HierarchyConfiguration));
+    this.anchors = reflector<SubnamespaceAnchor>('subnamespaceanchors', hncCollectionPath(Plural.SubnamespaceAnchor));
     this.crds = reflector<CrdObject>(
       'customresourcedefinitions',
       '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',

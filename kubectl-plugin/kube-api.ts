@@ -1,7 +1,7 @@
 // HncApi over the project's KubeClient (kube/client.ts). Loaded lazily with connection.ts, which
 // may pull in @kubernetes/client-node, so `--help` and argument errors never pay for either.
 import { ApiError, type KubeClient, type RequestOptions } from '../kube/client.js';
-import { API_VERSION, Plural, Singleton } from '../core/api/index.js';
+import { Plural, Singleton, anchorPath, hierarchyConfigurationPath, hncCollectionPath, hncConfigurationPath } from '../core/api/index.js';
 import type {
   HNCConfiguration,
   HierarchyConfiguration,
@@ -26,7 +26,6 @@ import type {
 } from './api.js';
 import { ConnectionError, ServerError, isNotFound } from './errors.js';
 
-const HNC = `/apis/${API_VERSION}`;
 const seg = encodeURIComponent;
 
 interface List<T> {
@@ -85,43 +84,37 @@ export class KubeHncApi implements HncApi {
     return (page.items?.length ?? 0) + (more ?? 0);
   }
 
-  private hcPath(ns: string, name?: string): string {
-    return `${HNC}/namespaces/${seg(ns)}/${Plural.HierarchyConfiguration}${name ? `/${seg(name)}` : ''}`;
-  }
   getHierarchy(namespace: string): Promise<HierarchyConfiguration | undefined> {
-    return this.orUndefined(this.call('GET', this.hcPath(namespace, Singleton.hierarchy)));
+    return this.orUndefined(this.call('GET', hierarchyConfigurationPath(namespace, Singleton.hierarchy)));
   }
   async listHierarchies(): Promise<HierarchyConfiguration[]> {
-    return (await this.call<HierarchyConfigurationList>('GET', `${HNC}/${Plural.HierarchyConfiguration}`)).items ?? [];
+    return (await this.call<HierarchyConfigurationList>('GET', hncCollectionPath(Plural.HierarchyConfiguration))).items ?? [];
   }
   createHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration> {
-    return this.call('POST', this.hcPath(hc.metadata.namespace ?? ''), { body: hc });
+    return this.call('POST', hierarchyConfigurationPath(hc.metadata.namespace ?? ''), { body: hc });
   }
   replaceHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration> {
-    return this.call('PUT', this.hcPath(hc.metadata.namespace ?? '', Singleton.hierarchy), { body: hc });
+    return this.call('PUT', hierarchyConfigurationPath(hc.metadata.namespace ?? '', Singleton.hierarchy), { body: hc });
   }
 
-  private anchorPath(ns: string, name?: string): string {
-    return `${HNC}/namespaces/${seg(ns)}/${Plural.SubnamespaceAnchor}${name ? `/${seg(name)}` : ''}`;
-  }
   async listAnchors(namespace: string): Promise<SubnamespaceAnchor[]> {
-    return (await this.call<SubnamespaceAnchorList>('GET', this.anchorPath(namespace))).items ?? [];
+    return (await this.call<SubnamespaceAnchorList>('GET', anchorPath(namespace))).items ?? [];
   }
   createAnchor(anchor: SubnamespaceAnchor): Promise<SubnamespaceAnchor> {
-    return this.call('POST', this.anchorPath(anchor.metadata.namespace ?? ''), { body: anchor });
+    return this.call('POST', anchorPath(anchor.metadata.namespace ?? ''), { body: anchor });
   }
   async deleteAnchor(namespace: string, name: string): Promise<void> {
-    await this.call('DELETE', this.anchorPath(namespace, name));
+    await this.call('DELETE', anchorPath(namespace, name));
   }
 
   getHncConfiguration(): Promise<HNCConfiguration | undefined> {
-    return this.orUndefined(this.call('GET', `${HNC}/${Plural.HNCConfiguration}/${Singleton.config}`));
+    return this.orUndefined(this.call('GET', hncConfigurationPath(Singleton.config)));
   }
   createHncConfiguration(config: HNCConfiguration): Promise<HNCConfiguration> {
-    return this.call('POST', `${HNC}/${Plural.HNCConfiguration}`, { body: config });
+    return this.call('POST', hncConfigurationPath(), { body: config });
   }
   replaceHncConfiguration(config: HNCConfiguration): Promise<HNCConfiguration> {
-    return this.call('PUT', `${HNC}/${Plural.HNCConfiguration}/${Singleton.config}`, { body: config });
+    return this.call('PUT', hncConfigurationPath(Singleton.config), { body: config });
   }
 
   async listEvents(namespace: string): Promise<KubeEvent[]> {

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { AnchorState, Annotation, Finalizer, Label, treeLabel } from '../../core/api/constants.js';
 import type { SubnamespaceAnchor } from '../../core/api/types.js';
 import { silentLog, World } from '../testing.js';
-import { AnchorReconciler, anchorPath } from './reconciler.js';
+import { anchorPath } from '../../core/api/paths.js';
+import { AnchorReconciler } from './reconciler.js';
 
 function setup() {
   const world = new World();

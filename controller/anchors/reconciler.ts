@@ -1,6 +1,6 @@
 // Reconciles one SubnamespaceAnchor: creates its subnamespace, reports its state, and on
 // deletion removes the subnamespace before letting the anchor go (docs/behaviour.md §4).
-import { GROUP, Plural, VERSION } from '../../core/api/constants.js';
+import { anchorPath } from '../../core/api/paths.js';
 import type { SubnamespaceAnchor } from '../../core/api/types.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
 import { desiredAnchor, planAnchor } from '../../core/hierarchy/plan.js';
@@ -9,9 +9,6 @@ import type { ReadonlyStore } from '../../kube/watch/store.js';
 import type { Writes } from '../../kube/writes.js';
 import type { Logger } from '../../kube/log.js';
 import { WriteExpectations } from '../../kube/expectations.js';
-
-export const anchorPath = (ns: string, name: string): string =>
-  `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${Plural.SubnamespaceAnchor}/${name}`;
 
 export class AnchorReconciler {
   constructor(

@@ -4,6 +4,7 @@
 // test/integration. Resolution and status themselves are core/config's (tested there).
 import { describe, expect, it } from 'vitest';
 import { API_VERSION, ClusterReason, GROUP, Kind, Plural, PropagationMode, Singleton } from '../../core/api/constants.js';
+import { hncConfigurationPath } from '../../core/api/paths.js';
 import type { HNCConfiguration } from '../../core/api/types.js';
 import type { ConfiguredType, Resolve, TypeCounts } from '../../core/config/plan.js';
 import { hierarchy } from '../../core/hierarchy/testing.js';
@@ -12,7 +13,7 @@ import { RecordingWrites, storeOf } from '../../kube/testing.js';
 import { silentLog } from '../testing.js';
 import { ConfigReconciler } from './reconciler.js';
 
-const CONFIG = `/apis/${GROUP}/v1alpha2/${Plural.HNCConfiguration}`;
+const CONFIG = hncConfigurationPath();
 const RBAC = 'rbac.authorization.k8s.io';
 
 /** Discovery as a map: rbac's types and ConfigMaps exist, nothing else does. */

@@ -1,7 +1,8 @@
 // The HNCConfiguration reconciler (docs/behaviour.md §6): keeps the singleton `config`, resolves its types
 // through discovery, runs one propagator per type (started, re-moded and stopped without a
 // restart), and reports status. Status is written only when it changes.
-import { API_VERSION, GROUP, Kind, Plural, Singleton, VERSION } from '../../core/api/constants.js';
+import { API_VERSION, GROUP, Kind, Plural, Singleton } from '../../core/api/constants.js';
+import { hncConfigurationPath } from '../../core/api/paths.js';
 import type { HNCConfiguration, HNCConfigurationStatus } from '../../core/api/types.js';
 import {
   configStatus,
@@ -27,7 +28,6 @@ import type { Events, Writes } from '../../kube/writes.js';
 import type { Metrics } from '../../kube/metrics.js';
 import { TypePropagator, typeKey } from '../objects/propagator.js';
 
-const CONFIG_PATH = `/apis/${GROUP}/${VERSION}/${Plural.HNCConfiguration}`;
 const KEY = Singleton.config;
 /** Coalesces status updates (counts, namespace condition summaries) into one write. */
 const STATUS_DELAY_MS = 1000;
@@ -89,7 +89,7 @@ export class ConfigReconciler {
     if (!config) {
       if (this.deps.crds.get(`${Plural.HNCConfiguration}.${GROUP}`)?.metadata.deletionTimestamp) return;
       try {
-        config = await this.deps.writes.create<HNCConfiguration>(CONFIG_PATH, {
+        config = await this.deps.writes.create<HNCConfiguration>(hncConfigurationPath(), {
           apiVersion: API_VERSION,
           kind: Kind.HNCConfiguration,
           metadata: { name: KEY },
@@ -118,7 +118,7 @@ export class ConfigReconciler {
     if (countsOnly && !this.deps.types.idle()) return { requeueAfter: STATUS_DELAY_MS };
     if (this.expectations.stale(KEY, config.metadata.resourceVersion)) return;
     try {
-      await this.deps.writes.replace(`${CONFIG_PATH}/${KEY}`, { ...config, status });
+      await this.deps.writes.replace(hncConfigurationPath(KEY), { ...config, status });
       this.expectations.wrote(KEY, config.metadata.resourceVersion);
     } catch (err) {
       if (!isNotFound(err)) throw err;
@@ -143,7 +143,7 @@ export class ConfigController {
     this.discovery = new Discovery(deps.client);
     this.reflector = new Reflector<HNCConfiguration>({
       client: deps.client,
-      path: CONFIG_PATH,
+      path: hncConfigurationPath(),
       name: 'hncconfigurations',
       logger: deps.log,
     });

@@ -6,7 +6,8 @@ import { Label, NamespaceReason, Singleton, treeLabel } from '../../core/api/con
 import type { HierarchyConfiguration } from '../../core/api/types.js';
 import type { RecordedWrite } from '../../kube/testing.js';
 import { silentLog, World } from '../testing.js';
-import { HierarchyReconciler, hierarchyPath } from './reconciler.js';
+import { hierarchyConfigurationPath } from '../../core/api/paths.js';
+import { HierarchyReconciler } from './reconciler.js';
 
 function setup(world = new World()) {
   const reconciler = new HierarchyReconciler(world.hierarchy, world.namespaces, world.hierarchies, world.writes, silentLog, world.events);
@@ -59,7 +60,7 @@ describe('HierarchyReconciler', () => {
     world.hc('b', { spec: { parent: 'a' } });
     const rounds = await settle(world, reconciler, ['a', 'b']);
     expect(rounds).toEqual([
-      [`create ${hierarchyPath('a')}`, 'patch /api/v1/namespaces/a', 'patch /api/v1/namespaces/b'],
+      [`create ${hierarchyConfigurationPath('a')}`, 'patch /api/v1/namespaces/a', 'patch /api/v1/namespaces/b'],
       [], // settled: an unchanged namespace or HC is never rewritten
     ]);
     expect(world.hierarchies.get(`a/${Singleton.hierarchy}`)?.status?.children).toEqual(['b']);

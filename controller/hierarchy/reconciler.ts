@@ -1,7 +1,8 @@
 // Reconciles one namespace: its labels and annotations (tree labels, managed metadata, the
 // included-namespace label) and its HierarchyConfiguration (parent, children, conditions,
 // finalizer). Desired state comes from the hierarchy model; only differences are written.
-import { Singleton, GROUP, VERSION, Plural } from '../../core/api/constants.js';
+import { Singleton } from '../../core/api/constants.js';
+import { hierarchyConfigurationPath } from '../../core/api/paths.js';
 import type { Condition, HierarchyConfiguration } from '../../core/api/types.js';
 import { WriteExpectations } from '../../kube/expectations.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
@@ -10,9 +11,6 @@ import type { ReadonlyStore } from '../../kube/watch/store.js';
 import type { Events, Writes } from '../../kube/writes.js';
 import type { Logger } from '../../kube/log.js';
 import type { NamespaceObject } from '../../kube/hierarchy-cache.js';
-
-export const hierarchyPath = (ns: string, name?: string): string =>
-  `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${Plural.HierarchyConfiguration}${name ? `/${name}` : ''}`;
 
 export class HierarchyReconciler {
   constructor(
@@ -37,11 +35,11 @@ export class HierarchyReconciler {
       return;
     const plan = planHierarchy(this.hierarchy, ns, current, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
     if (plan.action === 'create') {
-      await this.writer.create(hierarchyPath(ns), plan.object);
+      await this.writer.create(hierarchyConfigurationPath(ns), plan.object);
       this.expectations.wrote(`hc/${ns}`, undefined);
       this.log.info({ namespace: ns, parent: plan.object.spec?.parent }, 'created HierarchyConfiguration');
     } else if (plan.action === 'update') {
-      await this.writer.replace(hierarchyPath(ns, Singleton.hierarchy), plan.object);
+      await this.writer.replace(hierarchyConfigurationPath(ns, Singleton.hierarchy), plan.object);
       this.expectations.wrote(`hc/${ns}`, current?.metadata.resourceVersion);
       this.log.info(
         { namespace: ns, parent: plan.object.spec?.parent, conditions: plan.object.status?.conditions?.map((c) => c.reason) },

@@ -147,6 +147,35 @@ export interface HierarchicalResourceQuota extends HncObject<'HierarchicalResour
 }
 export type HierarchicalResourceQuotaList = HncList<'HierarchicalResourceQuota', HierarchicalResourceQuota>;
 
+// ---- core and meta types HNC reads ------------------------------------------------------------
+
+/** A core/v1 Namespace: the fields HNC reads. */
+export interface NamespaceObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta & { name: string };
+  status?: { phase?: string };
+}
+
+/** authentication.k8s.io/v1 UserInfo, as an AdmissionRequest carries it (and a SubjectAccessReview takes it). */
+export interface UserInfo {
+  readonly username: string;
+  readonly uid?: string;
+  readonly groups?: readonly string[];
+  readonly extra?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** metav1.APIResource: one resource of an API group version, as discovery lists it. */
+export interface ApiResource {
+  /** The plural name, e.g. "roles"; a subresource is "roles/status". */
+  name: string;
+  singularName?: string;
+  kind: string;
+  namespaced: boolean;
+  verbs?: string[];
+  shortNames?: string[];
+}
+
 const MODES: ReadonlySet<string> = new Set(Object.values(PropagationMode));
 const ANCHOR_STATES: ReadonlySet<string> = new Set(Object.values(AnchorState));
 
@@ -165,6 +194,12 @@ export function isAnchorState(x: unknown): x is AnchorState {
 export function effectiveMode(mode: string | undefined): PropagationMode {
   if (mode === undefined || mode === '') return PropagationMode.Propagate;
   return isPropagationMode(mode) ? mode : PropagationMode.Ignore;
+}
+
+/** Whether a type in this mode has its sources copied (Propagate or AllowPropagate; Remove and Ignore do not). */
+export function isPropagating(mode: string | undefined): boolean {
+  const m = effectiveMode(mode);
+  return m === PropagationMode.Propagate || m === PropagationMode.AllowPropagate;
 }
 
 /** Whether group/resource is one of the RBAC types HNC always propagates. */

@@ -2,6 +2,8 @@
 // subtrees, excluded namespaces and managed labels, with the manager under its own identity.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manager } from '../../controller/manager.js';
+import { Plural } from '../../core/api/constants.js';
+import { hncCollectionPath } from '../../core/api/paths.js';
 import { TestCluster, eventuallyEqual } from '../support/cluster.js';
 import { startManager } from '../support/manager.js';
 import { conditions, editHierarchy, getHierarchy, namespaceLabels, setParent, treeDepths } from '../support/hnc.js';
@@ -187,8 +189,8 @@ describe('the hierarchy', () => {
       const out: Record<string, string> = {};
       for (const path of [
         '/api/v1/namespaces',
-        '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations',
-        '/apis/hnc.x-k8s.io/v1alpha2/subnamespaceanchors',
+        hncCollectionPath(Plural.HierarchyConfiguration),
+        hncCollectionPath(Plural.SubnamespaceAnchor),
       ]) {
         const list = await cluster.admin.get<{ items: { metadata: { namespace?: string; name: string; resourceVersion: string } }[] }>(
           path,

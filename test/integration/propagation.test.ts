@@ -2,6 +2,8 @@
 // a user bypassing them would): what is copied, where, what is never touched, and how many writes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manager } from '../../controller/manager.js';
+import { Singleton } from '../../core/api/constants.js';
+import { hncConfigurationPath } from '../../core/api/paths.js';
 import { ApiError } from '../../kube/client.js';
 import { TestCluster, eventually, eventuallyEqual, update } from '../support/cluster.js';
 import { startManager } from '../support/manager.js';
@@ -37,7 +39,7 @@ async function chain(prefix: string, n = 3): Promise<[string, string, string]> {
 
 /** Sets HNCConfiguration's spec.resources and waits until the manager reports them in status. */
 async function configure(resources: Array<{ group?: string; resource: string; mode: string }>): Promise<void> {
-  const path = '/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config';
+  const path = hncConfigurationPath(Singleton.config);
   await eventually(() => get(path), 'the config object created by the manager');
   await update<Record<string, unknown>>(cluster.admin, path, (cfg) => ({ ...cfg, spec: { resources } }));
   await eventually(async () => {
@@ -249,7 +251,7 @@ describe('propagation', () => {
     await eventually(async () => {
       const cfg = await cluster.admin.get<{
         status?: { resources?: Array<{ resource: string; mode: string; numSourceObjects?: number; numPropagatedObjects?: number }> };
-      }>('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config');
+      }>(hncConfigurationPath(Singleton.config));
       const cm = cfg.status?.resources?.find((r) => r.resource === 'configmaps');
       return cm && cm.mode === 'Propagate' && (cm.numPropagatedObjects ?? 0) >= 1 && (cm.numSourceObjects ?? 0) >= 1 ? true : undefined;
     }, 'the status counts');
@@ -265,13 +267,13 @@ describe('propagation', () => {
   it('picks up a custom resource whose CRD is installed after HNCConfiguration names it, without a restart', async () => {
     const group = `${TestCluster.uniqueName('g')}.example.com`;
     await configure([]);
-    await update<Record<string, unknown>>(cluster.admin, '/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config', (cfg) => ({
+    await update<Record<string, unknown>>(cluster.admin, hncConfigurationPath(Singleton.config), (cfg) => ({
       ...cfg,
       spec: { resources: [{ group, resource: 'widgets', mode: 'Propagate' }] },
     }));
     await eventually(async () => {
       const c = await cluster.admin.get<{ status?: { conditions?: Array<{ reason: string; message: string }> } }>(
-        '/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config',
+        hncConfigurationPath(Singleton.config),
       );
       return c.status?.conditions?.find((x) => x.reason === 'ResourceNotFound' && x.message.includes('widgets'));
     }, 'ResourceNotFound while the CRD is missing');
@@ -319,13 +321,13 @@ describe('propagation', () => {
   });
 
   it('reports an HNCConfiguration naming an unknown or cluster-scoped resource', async () => {
-    await update<Record<string, unknown>>(cluster.admin, '/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config', (cfg) => ({
+    await update<Record<string, unknown>>(cluster.admin, hncConfigurationPath(Singleton.config), (cfg) => ({
       ...cfg,
       spec: { resources: [{ group: 'example.com', resource: 'widgets' }] },
     }));
     await eventually(async () => {
       const c = await cluster.admin.get<{ status?: { conditions?: Array<{ type: string; reason: string; message: string }> } }>(
-        '/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config',
+        hncConfigurationPath(Singleton.config),
       );
       return c.status?.conditions?.find(
         (x) => x.type === 'BadConfiguration' && x.reason === 'ResourceNotFound' && x.message.includes('widgets'),

@@ -5,7 +5,7 @@ import type { Manager } from '../../controller/manager.js';
 import { TestCluster, eventuallyEqual } from '../support/cluster.js';
 import { startManager } from '../support/manager.js';
 import { conditions, createAnchor, editHierarchy, getAnchor, getHierarchy, namespaceExists, treeDepths } from '../support/hnc.js';
-import { anchorPath } from '../../controller/anchors/reconciler.js';
+import { anchorPath } from '../../core/api/paths.js';
 
 let cluster: TestCluster;
 let manager: Manager;

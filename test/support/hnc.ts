@@ -2,12 +2,11 @@
 import { API_VERSION, Kind, Singleton } from '../../core/api/constants.js';
 import type { HierarchyConfiguration, SubnamespaceAnchor } from '../../core/api/types.js';
 import { isNotFound, type KubeClient } from '../../kube/client.js';
-import { hierarchyPath } from '../../controller/hierarchy/reconciler.js';
-import { anchorPath } from '../../controller/anchors/reconciler.js';
+import { anchorPath, hierarchyConfigurationPath } from '../../core/api/paths.js';
 
 export async function getHierarchy(client: KubeClient, ns: string): Promise<HierarchyConfiguration | undefined> {
   return client
-    .get<HierarchyConfiguration>(hierarchyPath(ns, Singleton.hierarchy))
+    .get<HierarchyConfiguration>(hierarchyConfigurationPath(ns, Singleton.hierarchy))
     .catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
 }
 
@@ -26,8 +25,8 @@ export async function editHierarchy(
     hc.spec = hc.spec ?? {};
     edit(hc.spec);
     try {
-      if (hc.metadata.resourceVersion) await client.replace(hierarchyPath(ns, Singleton.hierarchy), hc);
-      else await client.create(hierarchyPath(ns), hc);
+      if (hc.metadata.resourceVersion) await client.replace(hierarchyConfigurationPath(ns, Singleton.hierarchy), hc);
+      else await client.create(hierarchyConfigurationPath(ns), hc);
       return;
     } catch (err) {
       // The controller writes the same object (status): retry on a conflict, as kubectl would.
@@ -48,7 +47,7 @@ export async function createAnchor(
   child: string,
   spec: SubnamespaceAnchor['spec'] = {},
 ): Promise<void> {
-  await client.create(anchorPath(parent, '').replace(/\/$/, ''), {
+  await client.create(anchorPath(parent), {
     apiVersion: API_VERSION,
     kind: Kind.SubnamespaceAnchor,
     metadata: { name: child, namespace: parent },
