@@ -154,6 +154,13 @@ describe('high availability', () => {
     expect(metrics).toMatch(/^hnc_namespaces [1-9]/m);
     expect(metrics).toMatch(/^hnc_reconcile_duration_seconds_count\{controller="hierarchy"\} [1-9]/m);
     expect(metrics).toMatch(/^hnc_queue_depth\{controller="roles\.rbac\.authorization\.k8s\.io"\} \d+/m);
+
+    // A replica left running would reconcile alongside the next tests' own manager.
+    if (third.proc.exitCode === null) {
+      const exited = new Promise((resolve) => third.proc.once('exit', resolve));
+      third.proc.kill('SIGTERM');
+      await exited;
+    }
   }, 180_000);
 
   it('answers /readyz 503 before its caches sync and 200 after', async () => {
