@@ -8,7 +8,8 @@ import { API_VERSION, Kind, Singleton } from '../core/api/constants.js';
 import type { HierarchyConfiguration, SubnamespaceAnchor } from '../core/api/types.js';
 import { Hierarchy } from '../core/hierarchy/hierarchy.js';
 import { HierarchyPolicy, type PolicyOptions } from '../core/hierarchy/policy.js';
-import { anchorFacts, hierarchyFacts, namespaceFacts, type NamespaceObject } from '../kube/hierarchy-cache.js';
+import { anchorFacts, hierarchyFacts, namespaceFacts } from '../kube/hierarchy-cache.js';
+import type { NamespaceObject } from '../core/api/types.js';
 import { RecordingEvents, RecordingWrites } from '../kube/testing.js';
 import { Store } from '../kube/watch/store.js';
 

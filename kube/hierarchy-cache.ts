@@ -3,24 +3,13 @@
 // handlers only update the model, synchronously, so readers never see it half-updated.
 import { Finalizer, GROUP, Plural } from '../core/api/constants.js';
 import { hncCollectionPath } from '../core/api/paths.js';
-import type { HierarchyConfiguration, SubnamespaceAnchor } from '../core/api/types.js';
+import type { HierarchyConfiguration, NamespaceObject, SubnamespaceAnchor } from '../core/api/types.js';
 import { Hierarchy, type Affected, type AnchorFacts, type HierarchyFacts, type NamespaceFacts } from '../core/hierarchy/hierarchy.js';
 import type { HierarchyPolicy } from '../core/hierarchy/policy.js';
 import type { KubeClient } from './client.js';
 import type { Logger } from './watch/logger.js';
 import { Reflector, stripManagedFields } from './watch/reflector.js';
 import type { KubeObject } from './watch/store.js';
-
-export interface NamespaceObject extends KubeObject {
-  metadata: KubeObject['metadata'] & {
-    name: string;
-    resourceVersion?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    deletionTimestamp?: string;
-  };
-  status?: { phase?: string };
-}
 
 export interface CrdObject extends KubeObject {
   metadata: KubeObject['metadata'] & { name: string; deletionTimestamp?: string };

@@ -2,14 +2,17 @@
 // real implementation (kube-api.ts) talks to the API server, and tests use an in-memory fake.
 // Every method throws ServerError for a non-2xx answer and ConnectionError when the server
 // cannot be reached; "not found" is only turned into a value where the method says so.
-import type { HNCConfiguration, HierarchyConfiguration, ObjectMeta, SubnamespaceAnchor } from '../core/api/index.js';
+import type {
+  ApiResource,
+  HNCConfiguration,
+  HierarchyConfiguration,
+  NamespaceObject,
+  ObjectMeta,
+  SubnamespaceAnchor,
+} from '../core/api/index.js';
 
-export interface Namespace {
-  apiVersion?: 'v1';
-  kind?: 'Namespace';
-  metadata: ObjectMeta;
-  status?: { phase?: string };
-}
+/** A Namespace (the project's one type for it, core/api/types.ts). */
+export type Namespace = NamespaceObject;
 
 /** The fields of a core/v1 Event that `describe` shows. */
 export interface KubeEvent {
@@ -41,15 +44,8 @@ export interface AnyObject {
   [field: string]: unknown;
 }
 
-/** One resource of an API group version, from discovery. */
-export interface ApiResource {
-  /** The plural name, e.g. "roles". */
-  name: string;
-  singularName?: string;
-  kind: string;
-  namespaced: boolean;
-  shortNames?: string[];
-}
+/** One resource of an API group version, from discovery (the project's one type for it). */
+export type { ApiResource };
 
 /** One column of the server's Table (meta.k8s.io/v1), as `kubectl get` prints them. */
 export interface TableColumn {

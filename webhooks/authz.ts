@@ -1,7 +1,7 @@
 // SubjectAccessReviews on behalf of the requester: the webhook asks the API server whether the
 // user who made the request may do what the hierarchy change implies (docs/behaviour.md §7.3 check 12).
 import type { KubeClient } from '../kube/client.js';
-import type { UserInfo } from './review.js';
+import type { UserInfo } from '../core/api/types.js';
 
 export interface ResourceCheck {
   verb: string;

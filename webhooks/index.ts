@@ -1,8 +1,8 @@
 // The admission webhooks of the manager: every handler decides from the same in-memory hierarchy
 // the reconcilers use (core/validation does the deciding); only SubjectAccessReviews and the odd
 // existence check go to the API server.
-import { PropagationMode, Webhook } from '../core/api/constants.js';
-import type { HierarchyConfiguration, HNCConfiguration, SubnamespaceAnchor } from '../core/api/types.js';
+import { Webhook } from '../core/api/constants.js';
+import { isPropagating, type HierarchyConfiguration, type HNCConfiguration, type SubnamespaceAnchor } from '../core/api/types.js';
 import type { PropagationContext } from '../core/propagation/decide.js';
 import { conflictingDescendants } from '../core/propagation/decide.js';
 import type { PropagatableObject } from '../core/propagation/copy.js';
@@ -14,8 +14,8 @@ import {
   type CheckAnswer,
   type HierarchyVerdict,
 } from '../core/validation/hierarchy-configuration.js';
-import { isGroupName, validateHncConfiguration, type ResourceResolution } from '../core/validation/hnc-configuration.js';
-import { mutateNamespace, type NamespaceObject } from '../core/validation/namespace-mutator.js';
+import { isGroupName, validateHncConfiguration } from '../core/validation/hnc-configuration.js';
+import { mutateNamespace, type NamespaceInput } from '../core/validation/namespace-mutator.js';
 import { validateNamespace } from '../core/validation/namespace.js';
 import { validateObject } from '../core/validation/objects.js';
 import { isNotFound, segment, type KubeClient } from '../kube/client.js';
@@ -115,8 +115,8 @@ export class Webhooks {
       },
     });
     server
-      .route(Webhook.namespaceMutator.path, (r) => mutateNamespace(this.h, this.input<NamespaceObject>(r)))
-      .route(Webhook.namespaces.path, (r) => this.withChecks(r, validateNamespace(this.h, this.input<NamespaceObject>(r))))
+      .route(Webhook.namespaceMutator.path, (r) => mutateNamespace(this.h, this.input<NamespaceInput>(r)))
+      .route(Webhook.namespaces.path, (r) => this.withChecks(r, validateNamespace(this.h, this.input<NamespaceInput>(r))))
       .route(Webhook.subnamespaceAnchors.path, (r) => validateAnchor(this.h, this.input<SubnamespaceAnchor>(r)), SUBNAMESPACE_ANCHOR)
       .route(Webhook.hierarchyConfigurations.path, (r) => this.hierarchy(r), HIERARCHY_CONFIGURATION)
       .route(Webhook.hncConfigurations.path, (r) => this.hncConfiguration(r), HNC_CONFIGURATION)
@@ -140,9 +140,7 @@ export class Webhooks {
   /** The kinds being propagated: the objects webhook guards exactly these. */
   async setPropagatedTypes(types: Array<{ group: string; resource: string; mode: string }>): Promise<void> {
     const byGroup = new Map<string, string[]>();
-    for (const t of types)
-      if (t.mode === PropagationMode.Propagate || t.mode === PropagationMode.AllowPropagate)
-        byGroup.set(t.group, [...(byGroup.get(t.group) ?? []), t.resource]);
+    for (const t of types) if (isPropagating(t.mode)) byGroup.set(t.group, [...(byGroup.get(t.group) ?? []), t.resource]);
     this.objectRules = [...byGroup].map(([group, resources]) => ({ group, resources })).sort((a, b) => (a.group < b.group ? -1 : 1));
     if (this.server) await this.register();
   }
@@ -199,36 +197,21 @@ export class Webhooks {
 
   private async hncConfiguration(r: AdmissionRequest): Promise<Decision> {
     const input = this.input<HNCConfiguration>(r);
-    // Discovery answers for the groups the new spec names, fetched before the pure decision.
-    this.discovery.forget();
-    // A group that is not a DNS subdomain is refused by the validator; it is never put into a URL.
-    const groups = new Set((input.object?.spec?.resources ?? []).map((x) => x.group ?? '').filter((g) => g === '' || isGroupName(g)));
-    const found = new Map<string, Map<string, ResourceResolution>>();
-    for (const group of groups) {
-      const m = new Map<string, ResourceResolution>();
-      try {
-        const version =
-          group === ''
-            ? 'v1'
-            : (await this.api.get<{ preferredVersion?: { version: string } }>(`/apis/${segment(group)}`)).preferredVersion?.version;
-        for (const res of version ? await this.discovery.resources(group, version) : [])
-          m.set(res.resource, { namespaced: res.namespaced, kind: res.kind, version: res.version, group });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-      found.set(group, m);
-    }
+    // Discovery answers for the groups the new spec names, fetched before the pure decision (the
+    // reconciler's resolver: both agree on what the configuration names). A group that is not a
+    // DNS subdomain is refused by the validator; it is never put into a URL.
+    const groups = (input.object?.spec?.resources ?? []).map((x) => x.group ?? '').filter((g) => g === '' || isGroupName(g));
+    const resolve = await this.discovery.resolver(groups);
     const propagating = this.opts.propagation?.propagatingKinds() ?? [];
     return validateHncConfiguration(this.h, input, {
-      resolve: (group, resource) => found.get(group)?.get(resource) ?? { error: `no matches for ${group}/, Resource=${resource}` },
+      resolve,
       propagating,
     });
   }
 
   private object(r: AdmissionRequest): Decision {
     const ctx = this.opts.propagation?.context(r.resource.group, r.resource.resource);
-    const propagating =
-      ctx !== undefined && (ctx.type.mode === PropagationMode.Propagate || ctx.type.mode === PropagationMode.AllowPropagate);
+    const propagating = ctx !== undefined && isPropagating(ctx.type.mode);
     return validateObject(this.h, this.input<PropagatableObject>(r), {
       resource: { group: r.resource.group, resource: r.resource.resource },
       propagating,

@@ -1,14 +1,9 @@
+import type { UserInfo } from '../core/api/types.js';
 import type { Decision } from '../core/validation/decision.js';
 import { ANY_OBJECT, REQUEST, shapeError, type Shape } from './shapes.js';
 
 // AdmissionReview v1: decoding requests defensively (a malformed review is a 400, never a crash)
 // and encoding answers that always echo the uid and carry an explicit status.
-export interface UserInfo {
-  username: string;
-  uid?: string;
-  groups?: string[];
-  extra?: Record<string, string[]>;
-}
 
 export interface AdmissionRequest {
   uid: string;

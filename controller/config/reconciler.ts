@@ -3,7 +3,7 @@
 // restart), and reports status. Status is written only when it changes.
 import { API_VERSION, GROUP, Kind, Plural, Singleton } from '../../core/api/constants.js';
 import { hncConfigurationPath } from '../../core/api/paths.js';
-import type { HNCConfiguration, HNCConfigurationStatus } from '../../core/api/types.js';
+import { isPropagating, type HNCConfiguration, type HNCConfigurationStatus } from '../../core/api/types.js';
 import {
   configStatus,
   namespaceConditionSummary,
@@ -11,7 +11,6 @@ import {
   type ConfiguredType,
   type Resolve,
   type TypeCounts,
-  type TypeInfo,
 } from '../../core/config/plan.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
 import { jsonEqual } from '../../core/util/equal.js';
@@ -155,7 +154,8 @@ export class ConfigController {
       writes: deps.writer,
       log: deps.log,
       isLeader: deps.isLeader,
-      resolve: (config) => this.resolver(config),
+      resolve: (config) =>
+        this.discovery.resolver(['rbac.authorization.k8s.io', ...(config.spec?.resources ?? []).map((r) => r.group ?? '')]),
       types: {
         sync: (types) => this.syncPropagators(types),
         counts: (t) => {
@@ -215,7 +215,7 @@ export class ConfigController {
   /** The kinds propagated now (Propagate or AllowPropagate). */
   propagatingKinds(): Array<{ group: string; kind: string }> {
     return [...this.propagators.values()]
-      .filter((p) => p.currentMode === 'Propagate' || p.currentMode === 'AllowPropagate')
+      .filter((p) => isPropagating(p.currentMode))
       .map((p) => ({ group: p.type.group, kind: p.type.kind }));
   }
 
@@ -250,39 +250,6 @@ export class ConfigController {
       this.lastTypes = types;
       for (const l of this.typeListeners) l(types);
     }
-  }
-
-  /** Discovery answers for every group the configuration names, as a synchronous resolver. */
-  private async resolver(config: HNCConfiguration): Promise<Resolve> {
-    this.discovery.forget();
-    const groups = new Set(['rbac.authorization.k8s.io', ...(config.spec?.resources ?? []).map((r) => r.group ?? '')]);
-    const byGroup = new Map<string, TypeInfo[] | string>();
-    for (const group of groups) {
-      try {
-        const version =
-          group === ''
-            ? 'v1'
-            : (await this.deps.client.get<{ preferredVersion?: { version: string } }>(`/apis/${segment(group)}`)).preferredVersion?.version;
-        if (!version) throw new Error(`no preferred version for group "${group}"`);
-        byGroup.set(
-          group,
-          (await this.discovery.resources(group, version)).map((r) => ({
-            group,
-            version,
-            resource: r.resource,
-            kind: r.kind,
-            namespaced: r.namespaced,
-          })),
-        );
-      } catch (err) {
-        byGroup.set(group, isNotFound(err) ? '' : (err as Error).message);
-      }
-    }
-    return (group, resource) => {
-      const found = byGroup.get(group);
-      const hit = Array.isArray(found) ? found.find((r) => r.resource === resource) : undefined;
-      return hit ?? { error: typeof found === 'string' && found ? found : `no matches for ${group}/, Resource=${resource}` };
-    };
   }
 }
 

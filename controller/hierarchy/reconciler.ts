@@ -3,14 +3,13 @@
 // finalizer). Desired state comes from the hierarchy model; only differences are written.
 import { Singleton } from '../../core/api/constants.js';
 import { hierarchyConfigurationPath } from '../../core/api/paths.js';
-import type { Condition, HierarchyConfiguration } from '../../core/api/types.js';
+import type { Condition, HierarchyConfiguration, NamespaceObject } from '../../core/api/types.js';
 import { WriteExpectations } from '../../kube/expectations.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
 import { conditionEvents, desiredNamespaceMetadata, metadataPatch, planHierarchy } from '../../core/hierarchy/plan.js';
 import type { ReadonlyStore } from '../../kube/watch/store.js';
 import type { Events, Writes } from '../../kube/writes.js';
 import type { Logger } from '../../kube/log.js';
-import type { NamespaceObject } from '../../kube/hierarchy-cache.js';
 
 export class HierarchyReconciler {
   constructor(

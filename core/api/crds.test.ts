@@ -12,6 +12,7 @@ import {
   VERSION,
   effectiveMode,
   isEnforcedType,
+  isPropagating,
   isPropagationMode,
   treeLabel,
   treeLabelNamespace,
@@ -254,6 +255,18 @@ describe('API helpers', () => {
     expect(effectiveMode('')).toBe('Propagate');
     expect(effectiveMode('Remove')).toBe('Remove');
     expect(effectiveMode('Bogus')).toBe('Ignore');
+  });
+
+  it('a type propagates in Propagate (or an empty mode) and AllowPropagate only', () => {
+    expect([undefined, '', 'Propagate', 'AllowPropagate', 'Remove', 'Ignore', 'Bogus'].map(isPropagating)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it('only RBAC roles and rolebindings are enforced', () => {

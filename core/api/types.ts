@@ -196,7 +196,15 @@ export function effectiveMode(mode: string | undefined): PropagationMode {
   return isPropagationMode(mode) ? mode : PropagationMode.Ignore;
 }
 
-/** Whether a type in this mode has its sources copied (Propagate or AllowPropagate; Remove and Ignore do not). */
+/** The modes in which a type's sources are copied. */
+export type PropagatingMode = typeof PropagationMode.Propagate | typeof PropagationMode.AllowPropagate;
+
+/**
+ * Whether a type in this mode has its sources copied: Propagate (also an empty mode) or
+ * AllowPropagate; not Remove or Ignore.
+ */
+export function isPropagating(mode: PropagationMode): mode is PropagatingMode;
+export function isPropagating(mode: string | undefined): boolean;
 export function isPropagating(mode: string | undefined): boolean {
   const m = effectiveMode(mode);
   return m === PropagationMode.Propagate || m === PropagationMode.AllowPropagate;

@@ -1,7 +1,14 @@
 // HNCConfiguration (docs/behaviour.md §6, §2.3): which types to handle in which mode, the conditions about
 // the spec, and the status to report. Pure: discovery is a function the caller supplies.
 import { ClusterReason, ConditionType, ENFORCED_TYPES, NAMESPACE_CONDITION_SUMMARY, PropagationMode } from '../api/constants.js';
-import { effectiveMode, type Condition, type HNCConfiguration, type HNCConfigurationStatus, type ResourceStatus } from '../api/types.js';
+import {
+  effectiveMode,
+  isPropagating,
+  type Condition,
+  type HNCConfiguration,
+  type HNCConfigurationStatus,
+  type ResourceStatus,
+} from '../api/types.js';
 import type { Hierarchy, NamespaceCondition } from '../hierarchy/hierarchy.js';
 import { namespaceConditions } from '../hierarchy/plan.js';
 
@@ -121,7 +128,7 @@ export function configStatus(
       const c = counts(t);
       const r: ResourceStatus = { group: t.group, version: t.version, resource: t.resource, mode: t.mode };
       if (t.mode !== PropagationMode.Ignore) r.numPropagatedObjects = c.propagated;
-      if (t.mode === PropagationMode.Propagate || t.mode === PropagationMode.AllowPropagate) r.numSourceObjects = c.sources;
+      if (isPropagating(t.mode)) r.numSourceObjects = c.sources;
       return r;
     })
     .sort((a, b) => (a.group === b.group ? (a.resource < b.resource ? -1 : 1) : a.group < b.group ? -1 : 1));

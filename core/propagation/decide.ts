@@ -18,6 +18,7 @@ import {
   DEFAULT_NOPROPAGATION_LABEL,
   EventReason,
 } from '../api/constants.js';
+import { isPropagating } from '../api/types.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
 import { desiredNamespaceMetadata } from '../hierarchy/plan.js';
 import {
@@ -140,7 +141,8 @@ export function builtInExclusion(obj: PropagatableObject, type: TypeRef, options
   return undefined;
 }
 
-export interface Decision {
+/** Whether a source propagates into one namespace (not to be confused with an admission Decision). */
+export interface PropagationDecision {
   readonly propagate: boolean;
   /** A selector annotation that does not parse (the object propagates nowhere). */
   readonly error?: string;
@@ -155,8 +157,8 @@ export function shouldPropagate(
   destinationLabels: Readonly<Record<string, string>>,
   type: PropagationType,
   options: PropagationOptions = {},
-): Decision {
-  if (type.mode !== PropagationMode.Propagate && type.mode !== PropagationMode.AllowPropagate) return { propagate: false };
+): PropagationDecision {
+  if (!isPropagating(type.mode)) return { propagate: false };
   const d = evaluateSelectors(obj.metadata?.annotations, destinationLabels, type.mode);
   if (!d.propagate) return d;
   if (builtInExclusion(obj, type, options) !== undefined) return { propagate: false };
@@ -174,7 +176,7 @@ export interface SourceWarning {
  * propagates.
  */
 export function sourceWarnings(obj: PropagatableObject, type: PropagationType): SourceWarning[] {
-  if (type.mode !== PropagationMode.Propagate && type.mode !== PropagationMode.AllowPropagate) return [];
+  if (!isPropagating(type.mode)) return [];
   const out: SourceWarning[] = parseSelectors(obj.metadata?.annotations).errors.map((e) => ({
     reason: EventReason.CannotParseSelector,
     message: e.message,
@@ -199,12 +201,7 @@ export type SkipReason = 'ignored' | 'unmanaged' | 'not-synced' | 'halted';
 
 export function skipReason(ctx: PropagationContext, ns: string): SkipReason | undefined {
   const h = ctx.hierarchy;
-  if (
-    ctx.type.mode !== PropagationMode.Propagate &&
-    ctx.type.mode !== PropagationMode.AllowPropagate &&
-    ctx.type.mode !== PropagationMode.Remove
-  )
-    return 'ignored';
+  if (!isPropagating(ctx.type.mode) && ctx.type.mode !== PropagationMode.Remove) return 'ignored';
   if (!h.isManaged(ns)) return 'unmanaged';
   if (!h.forest.exists(ns)) return 'not-synced';
   if (h.isHaltedOrBelowHalted(ns)) return 'halted';

@@ -8,18 +8,14 @@
 // AdmissionReview response (status.code, status.reason, status.message, patch, warnings).
 import { goQuote } from '../util/k8s-names.js';
 import { GROUP, Kind, Plural } from '../api/constants.js';
+import type { UserInfo } from '../api/types.js';
 
 // ---- requests -------------------------------------------------------------------------------------
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
-/** authentication.k8s.io/v1 UserInfo, as the AdmissionRequest carries it. */
-export interface UserInfo {
-  readonly username: string;
-  readonly uid?: string;
-  readonly groups?: readonly string[];
-  readonly extra?: Readonly<Record<string, readonly string[]>>;
-}
+/** Who asks (one type for the whole project, in core/api). */
+export type { UserInfo };
 
 /**
  * A decoded AdmissionRequest: what every validator reads. The shell decodes the review, and

@@ -10,8 +10,8 @@
 // Mapping a resource to its kind needs discovery, and finding overwritten sources needs the
 // objects HNC tracks: the caller supplies both (`resolve`, `overwriteConflicts`; the webhook server
 // does not supply the latter yet, docs/behaviour.md §5.7); this file decides and words the answers.
-import { ENFORCED_TYPES, PropagationMode, Singleton } from '../api/constants.js';
-import { effectiveMode, type HNCConfiguration } from '../api/types.js';
+import { ENFORCED_TYPES, Singleton, type PropagationMode } from '../api/constants.js';
+import { effectiveMode, isPropagating, type HNCConfiguration } from '../api/types.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
 import { isDns1123Label, isDns1123Subdomain } from '../util/k8s-names.js';
 import {
@@ -93,7 +93,7 @@ export function validateHncConfiguration(_h: Hierarchy, input: AdmissionInput<HN
   if (opts.overwriteConflicts) {
     const running = new Set((opts.propagating ?? []).map(gkKey));
     for (const type of types) {
-      if (type.mode !== PropagationMode.Propagate && type.mode !== PropagationMode.AllowPropagate) continue;
+      if (!isPropagating(type.mode)) continue;
       if (running.has(gkKey(type))) continue;
       const conflicts = opts.overwriteConflicts({ ...type, mode: type.mode });
       // HNC names the HC singleton ("hierarchy") in this message's prefix; kept as it is.

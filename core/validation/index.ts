@@ -3,7 +3,7 @@
 // a Pending verdict asks for, and encodes the Decision.
 export * from './decision.js';
 export { isDns1123Label, isDns1123Subdomain, isQualifiedName, isValidLabelValue, managedMetadataErrors } from './names.js';
-export { mutateNamespace, type NamespaceObject } from './namespace-mutator.js';
+export { mutateNamespace, type NamespaceInput } from './namespace-mutator.js';
 export { validateNamespace } from './namespace.js';
 export * from './hierarchy-configuration.js';
 export { validateAnchor } from './anchor.js';

@@ -3,16 +3,14 @@
 // on, as soon as it is created or updated. It never changes a value that is there (the namespace
 // validator refuses wrong values) and never touches unmanaged namespaces. It exempts nobody.
 import { Annotation, Label } from '../api/constants.js';
-import type { ObjectMeta } from '../api/types.js';
+import type { NamespaceObject, ObjectMeta } from '../api/types.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
 import { allow, badRequest, jsonPointer, NO_CONTENT, type AdmissionInput, type Decision, type JsonPatchOp } from './decision.js';
 
-/** The part of a core/v1 Namespace the namespace webhooks read. */
-export interface NamespaceObject {
-  readonly metadata?: ObjectMeta;
-}
+/** A Namespace as an AdmissionRequest carries it: not yet trusted to have any field. */
+export type NamespaceInput = Omit<Partial<NamespaceObject>, 'metadata'> & { metadata?: ObjectMeta };
 
-export function mutateNamespace(h: Hierarchy, input: AdmissionInput<NamespaceObject>): Decision {
+export function mutateNamespace(h: Hierarchy, input: AdmissionInput<NamespaceInput>): Decision {
   if (input.operation !== 'CREATE' && input.operation !== 'UPDATE') return allow();
   const ns = input.object;
   if (!ns) return badRequest(NO_CONTENT);
@@ -37,7 +35,7 @@ export function mutateNamespace(h: Hierarchy, input: AdmissionInput<NamespaceObj
 }
 
 /** A request by someone other than HNC that sets or changes a namespace's subnamespace-of annotation. */
-export function isGraft(input: AdmissionInput<NamespaceObject>): boolean {
+export function isGraft(input: AdmissionInput<NamespaceInput>): boolean {
   if (input.isHncServiceAccount || (input.operation !== 'CREATE' && input.operation !== 'UPDATE')) return false;
   const parent = input.object?.metadata?.annotations?.[Annotation.subnamespaceOf] ?? '';
   const before = input.operation === 'UPDATE' ? (input.oldObject?.metadata?.annotations?.[Annotation.subnamespaceOf] ?? '') : '';

@@ -32,13 +32,13 @@ import {
   type HierarchyVerdict,
   type ServerCheck,
 } from './hierarchy-configuration.js';
-import { isGraft, type NamespaceObject } from './namespace-mutator.js';
+import { isGraft, type NamespaceInput } from './namespace-mutator.js';
 import { externalManager, externalTreeNames } from './queries.js';
 
 const INCLUDED_LABEL_DOC =
   'https://github.com/kubernetes-sigs/hierarchical-namespaces/blob/master/docs/user-guide/concepts.md#included-namespace-label';
 
-export function validateNamespace(h: Hierarchy, input: AdmissionInput<NamespaceObject>): HierarchyVerdict {
+export function validateNamespace(h: Hierarchy, input: AdmissionInput<NamespaceInput>): HierarchyVerdict {
   if (input.isHncServiceAccount || input.operation === 'CONNECT') return allow();
   // DELETE requests carry the namespace as the old object.
   const ns = input.operation === 'DELETE' ? input.oldObject : input.object;
@@ -145,7 +145,7 @@ function treeLabels(name: string, labels: Labels, oldLabels: Labels, deny: Deny)
  * deleting a namespace it did not create, so only someone who may delete the namespace may
  * remove or change it.
  */
-function grafting(h: Hierarchy, input: AdmissionInput<NamespaceObject>, name: string, deny: Deny): HierarchyVerdict | undefined {
+function grafting(h: Hierarchy, input: AdmissionInput<NamespaceInput>, name: string, deny: Deny): HierarchyVerdict | undefined {
   const graftedBy = input.object?.metadata?.annotations?.[Annotation.graftedBy];
   const before = input.operation === 'UPDATE' ? input.oldObject?.metadata?.annotations?.[Annotation.graftedBy] : undefined;
   const checks: ServerCheck[] = [];

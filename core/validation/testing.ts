@@ -16,7 +16,7 @@ import type {
   SubnamespaceAnchorSpec,
 } from '../api/types.js';
 import type { AdmissionInput, Decision, Denied, Operation, StatusReason, UserInfo } from './decision.js';
-import type { NamespaceObject } from './namespace-mutator.js';
+import type { NamespaceObject } from '../api/types.js';
 
 export const alice: UserInfo = {
   username: 'alice',

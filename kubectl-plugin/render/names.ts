@@ -1,5 +1,5 @@
 // How types are named in the plugin's texts, and which modes propagate.
-import { PropagationMode, RBAC_GROUP } from '../../core/api/index.js';
+import { RBAC_GROUP, isPropagating } from '../../core/api/index.js';
 
 /** `roles`, `secrets`, or `crontabs.stable.example.com` for a type outside the core and RBAC groups. */
 export function typeName(t: { group: string; resource: string }): string {
@@ -7,4 +7,5 @@ export function typeName(t: { group: string; resource: string }): string {
 }
 
 /** Whether HNC copies objects of a type in this mode into descendants. */
-export const propagates = (mode: string): boolean => mode === PropagationMode.Propagate || mode === PropagationMode.AllowPropagate;
+/** Whether a type in this mode is propagated (core/api's isPropagating). */
+export const propagates = (mode: string): boolean => isPropagating(mode);
