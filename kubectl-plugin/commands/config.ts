@@ -1,5 +1,5 @@
 // `kubectl hns config describe | set-resource | delete-type`.
-import { API_VERSION, PROPAGATION_MODES, PropagationMode, Singleton, type HNCConfiguration } from '../../core/api/index.js';
+import { API_VERSION, PROPAGATION_MODES, PropagationMode, Singleton, isPropagating, type HNCConfiguration } from '../../core/api/index.js';
 import type { HncApi } from '../api.js';
 import { boolFlag, defineCommand, stringFlag } from '../cli/command.js';
 import { CliError } from '../errors.js';
@@ -70,8 +70,8 @@ export async function runConfigSetResource(api: HncApi, _io: Io, resource: strin
   const i = resources.findIndex((r) => (r.group ?? '') === group && r.resource === resource);
   const current = i >= 0 ? resources[i] : undefined;
   if (current) {
-    const toPropagating = mode === PropagationMode.Propagate || mode === PropagationMode.AllowPropagate;
-    if (current.mode === PropagationMode.Ignore && toPropagating && !flags.force) throw new CliError(ignoreToPropagateWarning(resource));
+    if (current.mode === PropagationMode.Ignore && isPropagating(mode) && !flags.force)
+      throw new CliError(ignoreToPropagateWarning(resource));
     resources[i] = { ...current, mode };
   } else {
     resources.push({ ...(group ? { group } : {}), resource, mode });

@@ -10,6 +10,7 @@ import type { Hnc } from '../../cmd/hnc.js';
 import { TestCluster, eventually, eventuallyEqual, kubectl } from '../support/cluster.js';
 import { removeWebhookConfigurations, startHncWithWebhooks } from '../support/manager.js';
 import { namespaceExists } from '../support/hnc.js';
+import { hierarchyConfigurationPath } from '../../core/api/paths.js';
 
 let cluster: TestCluster;
 let hnc: Hnc;
@@ -301,9 +302,7 @@ describe('kubectl hns flags as kubectl users type them', () => {
       code: 0,
       stdout: `Allowing cascading deletion on '${ns}'\nSuccesfully updated 1 property of the hierarchical configuration of ${ns}\n`,
     });
-    const hc = await cluster.admin.get<{ spec: { allowCascadingDeletion?: boolean } }>(
-      `/apis/hnc.x-k8s.io/v1alpha2/namespaces/${ns}/hierarchyconfigurations/hierarchy`,
-    );
+    const hc = await cluster.admin.get<{ spec: { allowCascadingDeletion?: boolean } }>(hierarchyConfigurationPath(ns, 'hierarchy'));
     expect(hc.spec.allowCascadingDeletion).toBe(true);
     expect((await hns(cluster.kubeconfigPath, 'set', ns, '-f')).stdout).toContain(`Forbidding cascading deletion on '${ns}'`);
     const child = TestCluster.uniqueName('flagchild');
