@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import https from 'node:https';
 import { CertificateAuthority } from '../kube/pki.js';
+import { createLogger, type Logger } from '../kube/log.js';
 import { noopLogger } from '../kube/watch/logger.js';
 import { MAX_BODY, NOT_READY_MESSAGE, WebhookServer } from './server.js';
 import type { Verdict } from './review.js';
@@ -14,7 +15,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function serve(ready: boolean, handler: () => Verdict | Promise<Verdict>) {
+async function serve(ready: boolean, handler: () => Verdict | Promise<Verdict>, logger?: Logger) {
   const ca = await CertificateAuthority.create('test-ca');
   const pair = await ca.issue({ commonName: 'webhook', usage: 'server', ips: ['127.0.0.1'] });
   server = new WebhookServer({
@@ -24,7 +25,7 @@ async function serve(ready: boolean, handler: () => Verdict | Promise<Verdict>) 
     key: pair.key,
     isReady: () => ready,
     allowWhileStarting: new Set(['/mutate']),
-    logger: { ...noopLogger, info: () => undefined } as never,
+    logger: logger ?? ({ ...noopLogger, info: () => undefined } as never),
   });
   server.route('/validate', handler).route('/mutate', handler);
   const port = await server.start();
@@ -107,6 +108,26 @@ describe('WebhookServer', () => {
     });
     const v = JSON.parse((await post('/validate', review())).body).response;
     expect(v.status).toMatchObject({ code: 500, reason: 'InternalError', message: 'Internal error occurred: boom' });
+  });
+
+  it('puts the review uid, as rid, on every line logged while deciding it', async () => {
+    const lines: Array<{ msg: string; rid?: string }> = [];
+    const logger = createLogger({ format: 'json', destination: { write: (l: string) => lines.push(JSON.parse(l)) } });
+    const post = await serve(
+      true,
+      async () => {
+        logger.info('deciding');
+        await new Promise((r) => setTimeout(r, 1));
+        logger.info('still deciding');
+        return { allowed: false, code: 403, reason: 'Forbidden', message: 'no' };
+      },
+      logger,
+    );
+    await Promise.all([post('/validate', review('uid-1')), post('/validate', review('uid-2'))]);
+    logger.info('between reviews');
+    expect(lines.filter((l) => l.rid === 'uid-1').map((l) => l.msg)).toEqual(['deciding', 'still deciding', 'denied']);
+    expect(lines.filter((l) => l.rid === 'uid-2').map((l) => l.msg)).toEqual(['deciding', 'still deciding', 'denied']);
+    expect(lines.filter((l) => l.rid === undefined).map((l) => l.msg)).toEqual(['between reviews']);
   });
 
   it('answers 404 for an unknown path', async () => {

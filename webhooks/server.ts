@@ -3,6 +3,7 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../kube/log.js';
+import { withRequestId } from '../kube/log-context.js';
 import { JsonCostScanner } from './json-limits.js';
 import { BadReview, decodeReview, encodeResponse, type AdmissionRequest, type Verdict } from './review.js';
 import type { Shape } from './shapes.js';
@@ -99,7 +100,17 @@ export class WebhookServer {
     } finally {
       if (large) this.large.give();
     }
-    const handler = route.handler;
+    // Every line logged while deciding carries the review's uid as its rid: the id the API server
+    // gave this admission request.
+    const verdict = await withRequestId(review.uid, () => this.decide(path, route.handler, review));
+    this.opts.onReview?.(path, verdict, performance.now() - started);
+    // With its length known the answer leaves in one write (no chunked encoding).
+    const answer = Buffer.from(encodeResponse(review.uid, verdict));
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length });
+    res.end(answer);
+  }
+
+  private async decide(path: string, handler: Handler, review: AdmissionRequest): Promise<Verdict> {
     let verdict: Verdict;
     if (!this.opts.isReady()) {
       verdict = this.opts.allowWhileStarting?.has(path)
@@ -116,8 +127,6 @@ export class WebhookServer {
         verdict = { allowed: false, code: 500, reason: 'InternalError', message: `Internal error occurred: ${(err as Error).message}` };
       }
     }
-    const ms = performance.now() - started;
-    this.opts.onReview?.(path, verdict, ms);
     if (!verdict.allowed) {
       this.opts.logger.info(
         {
@@ -132,10 +141,7 @@ export class WebhookServer {
         'denied',
       );
     }
-    // With its length known the answer leaves in one write (no chunked encoding).
-    const answer = Buffer.from(encodeResponse(review.uid, verdict));
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length });
-    res.end(answer);
+    return verdict;
   }
 
   private plain(res: ServerResponse, code: number, message: string): void {

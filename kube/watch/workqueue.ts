@@ -6,6 +6,7 @@
 //   a token bucket so a widespread failure cannot turn into a retry storm.
 import { backoffDelay, TokenBucket } from './ratelimit.js';
 import type { BackoffOptions, TokenBucketOptions } from './ratelimit.js';
+import { newRequestId, withRequestId } from '../log-context.js';
 import { noopLogger } from './logger.js';
 import type { Logger } from './logger.js';
 
@@ -225,12 +226,15 @@ export class WorkQueue {
     const start = performance.now();
     let failed = false;
     let result: ReconcileResult;
-    try {
-      result = await handler(key);
-    } catch (err) {
-      failed = true;
-      this.log.error({ err, key, queue: this.name, retries: this.numRequeues(key) }, 'reconcile failed; will retry');
-    }
+    // One reconcile, one id: every line it logs carries the same rid (kube/log-context.ts).
+    await withRequestId(newRequestId(), async () => {
+      try {
+        result = await handler(key);
+      } catch (err) {
+        failed = true;
+        this.log.error({ err, key, queue: this.name, retries: this.numRequeues(key) }, 'reconcile failed; will retry');
+      }
+    });
     this.processing.delete(key);
     this.active--;
     try {
