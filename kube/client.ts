@@ -35,15 +35,8 @@ export class ApiError extends Error {
   }
 }
 
-/**
- * One path segment made from data (a name, a namespace, a group): percent-encoded, so that a `/`,
- * `?` or `#` in it stays inside the segment. `.` and `..` are refused: a URL resolves them (also
- * as `%2e`), so `/apis/..` would climb out of the path meant.
- */
-export function segment(value: string): string {
-  if (value === '' || value === '.' || value === '..') throw new Error(`${JSON.stringify(value)} cannot be a segment of an API path`);
-  return encodeURIComponent(value);
-}
+// One path segment made from data: built where every HNC path is (core/api/paths.ts).
+export { segment } from '../core/api/paths.js';
 
 /** Whether a path holds a `.` or `..` segment (plain or percent-encoded), which a URL would resolve away. */
 function hasDotSegment(path: string): boolean {

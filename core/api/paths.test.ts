@@ -15,5 +15,7 @@ describe('HNC REST paths', () => {
   it('encode names, so a name from user input cannot reach another path', () => {
     expect(anchorPath('p', '../../x')).toBe('/apis/hnc.x-k8s.io/v1alpha2/namespaces/p/subnamespaceanchors/..%2F..%2Fx');
     expect(hierarchyConfigurationPath('a/b?c')).toBe('/apis/hnc.x-k8s.io/v1alpha2/namespaces/a%2Fb%3Fc/hierarchyconfigurations');
+    for (const bad of ['.', '..']) expect(() => anchorPath('p', bad)).toThrow(`"${bad}" cannot be a segment of an API path`);
+    expect(() => anchorPath('')).toThrow('"" cannot be a segment of an API path');
   });
 });
