@@ -15,7 +15,7 @@ import {
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
 import { jsonEqual } from '../../core/util/equal.js';
 import type { PropagationOptions } from '../../core/propagation/decide.js';
-import { isAlreadyExists, isNotFound, segment, type KubeClient } from '../../kube/client.js';
+import { isAlreadyExists, isNotFound, type KubeClient } from '../../kube/client.js';
 import { Discovery } from '../../kube/discovery.js';
 import type { CrdObject, HierarchyCache } from '../../kube/hierarchy-cache.js';
 import type { Logger } from '../../kube/log.js';
