@@ -179,6 +179,56 @@ current-context: gone
   });
 });
 
+describe("loadKubeconfig: overrides (kubectl's connection flags)", () => {
+  const dir = dirWith({
+    config: simple('https://c', `{client-certificate-data: ${b64('CERT')}, client-key-data: ${b64('KEY')}, as: someone}`),
+    'ca.crt': 'CA-FILE',
+  });
+  const path = join(dir, 'config');
+
+  it('a credential flag replaces all of the user’s credentials; impersonation stays unless overridden', () => {
+    const conn = direct(isolated({ path, overrides: { token: 'flag' } }));
+    expect([conn.tls.cert, conn.tls.key, conn.headers()]).toEqual([
+      undefined,
+      undefined,
+      { Authorization: 'Bearer flag', 'Impersonate-User': 'someone' },
+    ]);
+    expect(direct(isolated({ path, overrides: { as: 'other', asGroups: ['g'], asUid: '7' } })).headers()).toEqual({
+      'Impersonate-User': 'other',
+      'Impersonate-Group': ['g'],
+      'Impersonate-Uid': '7',
+    });
+  });
+
+  it('cluster flags replace the cluster’s fields; a CA flag or insecure drops the CA data', () => {
+    const conn = direct(
+      isolated({ path, overrides: { server: 'https://s', certificateAuthority: join(dir, 'ca.crt'), tlsServerName: 'n' } }),
+    );
+    expect([conn.server, conn.tls.ca?.toString(), conn.tls.servername]).toEqual(['https://s', 'CA-FILE', 'n']);
+    const insecure = direct(isolated({ path, overrides: { insecureSkipTlsVerify: true } }));
+    expect([insecure.tls.rejectUnauthorized, insecure.tls.ca]).toEqual([false, undefined]);
+  });
+
+  it('--server needs no kubeconfig; an explicitly named cluster, user or context must exist', () => {
+    const bare = direct(isolated({ overrides: { server: 'https://only', token: 't' } }));
+    expect([bare.server, bare.headers(), bare.context, bare.source]).toEqual([
+      'https://only',
+      { Authorization: 'Bearer t' },
+      undefined,
+      'the command-line flags',
+    ]);
+    expect(() => loadKubeconfig(isolated({ path, overrides: { cluster: 'nope' } }))).toThrow(
+      `cluster "nope" does not exist in the kubeconfig (${path})`,
+    );
+    expect(() => loadKubeconfig(isolated({ path, overrides: { user: 'nope' } }))).toThrow(
+      `user "nope" does not exist in the kubeconfig (${path})`,
+    );
+    expect(() => loadKubeconfig(isolated({ path, context: 'nope', overrides: { server: 'https://s' } }))).toThrow(
+      'context "nope" does not exist',
+    );
+  });
+});
+
 describe('loadKubeconfig: clusters and users', () => {
   it('reads TLS settings: CA data, client certificate data, insecure-skip-tls-verify, tls-server-name', () => {
     const dir = dirWith({

@@ -302,6 +302,7 @@ function resolveContext(
   const flagsSuffice = !!(o.server || o.cluster);
   const name = override || config['current-context'];
   let ctx = name ? config.contexts.find((c) => c.name === name)?.context : undefined;
+  const hasContext = ctx !== undefined;
   if (!ctx) {
     if (override) throw new KubeconfigError(`context "${override}" does not exist ${where}`);
     if (!flagsSuffice) {
@@ -374,7 +375,7 @@ function resolveContext(
       servername: cluster['tls-server-name'] || undefined,
     },
     headers: userHeaders(user, now),
-    context: ctx === undefined ? undefined : contextName,
+    context: hasContext ? contextName : undefined,
     namespace,
     source,
   };

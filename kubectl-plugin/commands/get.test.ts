@@ -75,6 +75,22 @@ describe('kubectl hns get', () => {
     ]);
   });
 
+  it('prints the subtree root first also when the cluster-wide list comes in another order', async () => {
+    const api = new FakeApi().addNamespace('m', { parent: 'z' }).addNamespace('z', { children: ['m'] });
+    for (const [ns, roots] of [
+      ['m', ['z', 'm']],
+      ['z', ['z']],
+    ] as const) {
+      const n = api.namespaces.get(ns);
+      if (n) n.metadata.labels = Object.fromEntries(roots.map((r) => [`${r}.tree.hnc.x-k8s.io/depth`, '0']));
+      api.objects.set(`${ns}/secrets`, [{ metadata: { name: `s-${ns}` } }]);
+    }
+    api.discovery.set('/v1', [{ name: 'secrets', singularName: 'secret', kind: 'Secret', namespaced: true }]);
+    expect((await get(api, { resource: 'secrets', namespace: 'z' })).stdout).toBe('NAMESPACE   NAME\nz           s-z\nm           s-m\n');
+    expect((await get(api, { resource: 'secrets', namespace: 'z', output: 'name' })).stdout).toBe('secret/s-z\nsecret/s-m\n');
+    expect(api.calls.filter((c) => c.startsWith('table'))).toEqual(['table secrets *']);
+  });
+
   it('says when nothing is found', async () => {
     const io = await get(cluster(), { resource: 'secrets', name: 'none' });
     expect([io.stdout, io.stderr]).toEqual(['', 'No resources found in the subtree of a.\n']);
