@@ -276,10 +276,13 @@ function credentialsOf(kubeconfigPath: string): { server: string; ca: string; ce
 function follow(kubeconfigPath: string, args: string[]) {
   const env = { ...process.env, KUBECONFIG: kubeconfigPath, PATH: `${inject('pluginDir')}:${process.env.PATH ?? ''}`, NO_COLOR: '1' };
   const child = spawn(inject('kubectl'), ['hns', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const out = { stdout: '', stderr: '', exited: false };
+  const out = { stdout: '', stderr: '', exited: false, code: null as number | null };
   child.stdout.on('data', (d: Buffer) => (out.stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
-  child.on('close', () => (out.exited = true));
+  child.on('close', (code) => {
+    out.exited = true;
+    out.code = code;
+  });
   return {
     out,
     /** Waits until a line of stdout matches. */
@@ -289,6 +292,8 @@ function follow(kubeconfigPath: string, args: string[]) {
         return out.stdout.split('\n').find((l) => re.test(l));
       }, what),
     stop: () => child.kill('SIGTERM'),
+    /** Stops reading, as `| head -1` does once it has its line. */
+    closeStdout: () => child.stdout.destroy(),
   };
 }
 
@@ -457,6 +462,17 @@ describe('kubectl hns get', () => {
       expect(watch.out.stdout).not.toContain('e-out');
     } finally {
       watch.stop();
+    }
+    // A reader that stops early (`| head -1`): the next event ends the watch quietly, exit 0.
+    const head = follow(cluster.kubeconfigPath, ['get', 'secrets', '-n', root, '-l', `suite=${root}`, '-w']);
+    try {
+      await head.line(new RegExp(`^${root}\\s+a-root\\s`), 'the first line');
+      head.closeStdout();
+      await secret(root, 'g-after-close', label);
+      await eventually(async () => (head.out.exited ? true : undefined), 'the watch to end once its reader is gone');
+      expect([head.out.code, head.out.stderr]).toEqual([0, '']);
+    } finally {
+      head.stop();
     }
   });
 
