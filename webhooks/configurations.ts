@@ -8,6 +8,10 @@
 //   (matchConditions), so forged tree or included-namespace labels are refused as in HNC.
 // - The objects validator matches only the kinds being propagated (rewritten as HNCConfiguration
 //   changes, unlike HNC's match-everything rule) and only included namespaces, with a short timeout.
+// - Every validator allows whatever HNC's own service accounts write (the identity core/validation
+//   calls isHncServiceAccount), so the API server skips those requests (matchConditions): the
+//   manager's copy, label and status writes never wait on, or load, its own webhook. The mutator is
+//   still called for them (it does not exempt HNC).
 import { Label, TREE_LABEL_SUFFIX, Webhook, WebhookConfiguration } from '../core/api/constants.js';
 import { createHash } from 'node:crypto';
 import { isNotFound, type KubeClient } from '../kube/client.js';
@@ -27,6 +31,18 @@ export interface ConfigurationInput {
   excludedNamespaces: readonly string[];
   /** Kinds the objects webhook guards: those being propagated. */
   objectRules: readonly ObjectRule[];
+  /** HNC's namespace: requests by its service accounts are allowed by every validator, so never sent. */
+  managerNamespace: string;
+}
+
+/** The group every service account of a namespace is in: how the validators recognise HNC's own requests. */
+export const serviceAccountsGroup = (namespace: string) => `system:serviceaccounts:${namespace}`;
+
+/** CEL: the request is not by one of HNC's service accounts (as the validators' isHncServiceAccount decides). */
+export function notByManager(namespace: string): string {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace))
+    throw new Error(`HNC's namespace ${JSON.stringify(namespace)} is not a DNS label`);
+  return `!(has(request.userInfo.groups) && '${serviceAccountsGroup(namespace)}' in request.userInfo.groups)`;
 }
 
 function clientConfig(endpoint: Endpoint, path: string, caBundle?: string): Record<string, unknown> {
@@ -55,6 +71,7 @@ export const CHANGES_HNC_LABELS = [
 
 export function validatingConfiguration(input: ConfigurationInput): Manifest {
   const common = { sideEffects: 'None', admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent' };
+  const notHnc = { name: 'not-hnc', expression: notByManager(input.managerNamespace) };
   const hnc = (resources: string[], operations: string[]) => [
     { apiGroups: ['hnc.x-k8s.io'], apiVersions: ['v1alpha2'], operations, resources, scope: '*' },
   ];
@@ -64,6 +81,7 @@ export function validatingConfiguration(input: ConfigurationInput): Manifest {
       clientConfig: clientConfig(input.endpoint, Webhook.namespaces.path, input.caBundle),
       rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['namespaces'], scope: '*' }],
       namespaceSelector: notExcluded(input.excludedNamespaces),
+      matchConditions: [notHnc],
       failurePolicy: 'Fail',
       timeoutSeconds: 5,
       ...common,
@@ -78,7 +96,7 @@ export function validatingConfiguration(input: ConfigurationInput): Manifest {
             namespaceSelector: {
               matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...input.excludedNamespaces].sort() }],
             },
-            matchConditions: [{ name: 'changes-hnc-labels', expression: CHANGES_HNC_LABELS }],
+            matchConditions: [notHnc, { name: 'changes-hnc-labels', expression: CHANGES_HNC_LABELS }],
             failurePolicy: 'Fail',
             timeoutSeconds: 5,
             ...common,
@@ -88,6 +106,7 @@ export function validatingConfiguration(input: ConfigurationInput): Manifest {
       name: Webhook.hierarchyConfigurations.name,
       clientConfig: clientConfig(input.endpoint, Webhook.hierarchyConfigurations.path, input.caBundle),
       rules: hnc(['hierarchyconfigurations'], ['CREATE', 'UPDATE']),
+      matchConditions: [notHnc],
       failurePolicy: 'Fail',
       timeoutSeconds: 5,
       ...common,
@@ -96,6 +115,7 @@ export function validatingConfiguration(input: ConfigurationInput): Manifest {
       name: Webhook.subnamespaceAnchors.name,
       clientConfig: clientConfig(input.endpoint, Webhook.subnamespaceAnchors.path, input.caBundle),
       rules: hnc(['subnamespaceanchors'], ['CREATE', 'UPDATE', 'DELETE']),
+      matchConditions: [notHnc],
       failurePolicy: 'Fail',
       timeoutSeconds: 5,
       ...common,
@@ -104,6 +124,7 @@ export function validatingConfiguration(input: ConfigurationInput): Manifest {
       name: Webhook.hncConfigurations.name,
       clientConfig: clientConfig(input.endpoint, Webhook.hncConfigurations.path, input.caBundle),
       rules: hnc(['hncconfigurations'], ['CREATE', 'UPDATE', 'DELETE']),
+      matchConditions: [notHnc],
       failurePolicy: 'Fail',
       timeoutSeconds: 5,
       ...common,
@@ -121,6 +142,7 @@ export function validatingConfiguration(input: ConfigurationInput): Manifest {
           scope: 'Namespaced',
         })),
       namespaceSelector: { matchLabels: { [Label.includedNamespace]: 'true' } },
+      matchConditions: [notHnc],
       failurePolicy: 'Fail',
       timeoutSeconds: 2,
       ...common,

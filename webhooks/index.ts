@@ -25,7 +25,7 @@ import type { Logger } from '../kube/log.js';
 import type { Metrics } from '../kube/metrics.js';
 import { userCan } from './authz.js';
 import { InternalCertificates, certificatesFromDir, type ServingCerts } from './certs.js';
-import { applyConfigurations, type Endpoint, type ObjectRule } from './configurations.js';
+import { applyConfigurations, serviceAccountsGroup, type Endpoint, type ObjectRule } from './configurations.js';
 import type { AdmissionRequest } from './review.js';
 import { WebhookServer } from './server.js';
 import { HIERARCHY_CONFIGURATION, HNC_CONFIGURATION, SUBNAMESPACE_ANCHOR } from './shapes.js';
@@ -154,6 +154,7 @@ export class Webhooks {
       caBundle: this.serving?.ca,
       excludedNamespaces: [...this.h.policy.excluded],
       objectRules: this.objectRules ?? [],
+      managerNamespace: this.opts.namespace,
     });
   }
 
@@ -167,7 +168,7 @@ export class Webhooks {
       oldObject: (r.oldObject ?? undefined) as T | undefined,
       userInfo: r.userInfo,
       // HNC's own service accounts are exempt from every validator; no other identity is.
-      isHncServiceAccount: groups.includes(`system:serviceaccounts:${this.opts.namespace}`),
+      isHncServiceAccount: groups.includes(serviceAccountsGroup(this.opts.namespace)),
     };
   }
 

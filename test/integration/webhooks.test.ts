@@ -38,6 +38,13 @@ afterAll(async () => {
   await cluster.cleanup();
 });
 
+/** How many reviews the objects webhook has answered (its latency histogram's count). */
+async function objectReviews(): Promise<number> {
+  const { values } = await hnc.metrics.webhookSeconds.get();
+  return (
+    values.find((v) => v.metricName === 'hnc_webhook_duration_seconds_count' && v.labels.webhook === 'objects.hnc.x-k8s.io')?.value ?? 0
+  );
+}
 const denied = (webhook: string, message: string) => `admission webhook "${webhook}.hnc.x-k8s.io" denied the request: ${message}`;
 const apply = (kubeconfig: string, obj: unknown) => kubectl(kubeconfig, ['apply', '-f', '-'], JSON.stringify(obj));
 const hc = (ns: string, parent: string) => ({
@@ -170,6 +177,32 @@ describe('webhooks', () => {
       false,
       'the copy removed',
     );
+  });
+
+  it("is not called for HNC's own copy writes, while a user's edit of a copy is still refused", async () => {
+    const parent = await cluster.namespace('quiet-src');
+    const children: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const child = await cluster.namespace(`quiet-dst${i}`);
+      await setParent(cluster.admin, child, parent);
+      children.push(child);
+    }
+    await eventuallyEqual(() => treeDepths(cluster.admin, children[5]!), { [children[5]!]: 0, [parent]: 1 }, 'the last child under parent');
+    const before = await objectReviews();
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${parent}/roles`, {
+      metadata: { name: 'quiet' },
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }],
+    });
+    for (const child of children)
+      await eventually(() => cluster.admin.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${child}/roles/quiet`), 'the copy');
+    // The admin's create of the source is reviewed; the six copies HNC wrote are not (matchConditions).
+    const during = (await objectReviews()) - before;
+    expect(during).toBeGreaterThanOrEqual(1);
+    expect(during).toBeLessThan(children.length);
+    const edit = await kubectl(cluster.kubeconfigPath, ['label', 'role', 'quiet', '-n', children[0]!, 'mine=yes']);
+    expect(edit.code).toBe(1);
+    expect(edit.stderr).toContain(`cannot modify object propagated from namespace "${parent}"`);
+    expect(await objectReviews()).toBeGreaterThan(before + during); // the edit was reviewed
   });
 
   it('refuses invalid selector annotations and two selectors at once', async () => {

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { Webhook } from '../core/api/constants.js';
+import type { Manifest } from '../kube/apply.js';
+import {
+  mutatingConfiguration,
+  notByManager,
+  serviceAccountsGroup,
+  validatingConfiguration,
+  type ConfigurationInput,
+} from './configurations.js';
+
+const input: ConfigurationInput = {
+  endpoint: { url: 'https://127.0.0.1:9443' },
+  excludedNamespaces: ['kube-system'],
+  objectRules: [{ group: 'rbac.authorization.k8s.io', resources: ['roles'] }],
+  managerNamespace: 'hnc-system',
+};
+
+type Rendered = { name: string; matchConditions?: Array<{ name: string; expression: string }> };
+const webhooks = (m: Manifest) => (m as unknown as { webhooks: Rendered[] }).webhooks;
+
+describe('webhook configurations', () => {
+  it("skip HNC's own service accounts on every validating webhook, as the validators exempt them", () => {
+    const rendered = webhooks(validatingConfiguration(input));
+    expect(rendered.map((w) => w.name).sort()).toEqual(
+      [
+        Webhook.namespaces.name,
+        Webhook.excludedNamespaces.name,
+        Webhook.hierarchyConfigurations.name,
+        Webhook.subnamespaceAnchors.name,
+        Webhook.hncConfigurations.name,
+        Webhook.objects.name,
+      ].sort(),
+    );
+    for (const w of rendered) {
+      expect(w.matchConditions?.[0], w.name).toEqual({
+        name: 'not-hnc',
+        expression: "!(has(request.userInfo.groups) && 'system:serviceaccounts:hnc-system' in request.userInfo.groups)",
+      });
+    }
+    // The excluded-namespaces entry keeps its own condition as well (both must hold).
+    const excluded = rendered.find((w) => w.name === Webhook.excludedNamespaces.name)!;
+    expect(excluded.matchConditions?.map((c) => c.name)).toEqual(['not-hnc', 'changes-hnc-labels']);
+  });
+
+  it('uses the group the validators check, for the namespace HNC runs in', () => {
+    expect(serviceAccountsGroup('tenant-hnc')).toBe('system:serviceaccounts:tenant-hnc');
+    const objects = webhooks(validatingConfiguration({ ...input, managerNamespace: 'tenant-hnc' })).find(
+      (w) => w.name === Webhook.objects.name,
+    )!;
+    expect(objects.matchConditions?.[0]?.expression).toContain("'system:serviceaccounts:tenant-hnc' in request.userInfo.groups");
+  });
+
+  it('still sends HNC’s own namespace writes to the mutator, which does not exempt it', () => {
+    for (const w of webhooks(mutatingConfiguration(input))) expect(w.matchConditions, w.name).toBeUndefined();
+  });
+
+  it('refuses a namespace that could not be quoted safely into the expression', () => {
+    expect(() => notByManager("x' || true || '")).toThrow(/not a DNS label/);
+  });
+});
