@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { captureIo } from '../io.js';
 import { FakeApi } from '../testing/fake-api.js';
 import { loadSubtree, runGet, type GetFlags } from './get.js';
-import { matchResource, type FoundResource } from './resources.js';
+import { matchResource, resolveResource, type FoundResource } from './resources.js';
 
 const cacheDir = mkdtempSync(join(tmpdir(), 'hns-get-'));
 
@@ -148,5 +148,26 @@ describe('matchResource', () => {
     ['pods.example.com', 'example.com'],
   ])('%s is in the group "%s"', (typed, group) => {
     expect(matchResource(all, typed)?.group).toBe(group);
+  });
+});
+
+describe('--cache-dir keeps discovery', () => {
+  it('resolves from the cache for ten minutes, and asks again on a miss or when it is older', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hns-cache-'));
+    const api = cluster();
+    const t = 1_000_000;
+    expect((await resolveResource(api, 'secret', dir, t)).resource).toBe('secrets');
+    const asked = () => api.calls.filter((c) => c.startsWith('discover')).length;
+    const first = asked();
+    expect(first).toBeGreaterThan(0);
+    expect((await resolveResource(api, 'roles', dir, t + 60_000)).group).toBe('rbac.authorization.k8s.io');
+    expect(asked()).toBe(first);
+    // A name the cache does not know: discovery again (a new CRD may serve it).
+    api.discovery.set('example.com/v1', [{ name: 'widgets', singularName: 'widget', kind: 'Widget', namespaced: true }]);
+    expect((await resolveResource(api, 'widget', dir, t + 120_000)).group).toBe('example.com');
+    expect(asked()).toBeGreaterThan(first);
+    const second = asked();
+    await resolveResource(api, 'secret', dir, t + 11 * 60_000 + 120_000);
+    expect(asked()).toBeGreaterThan(second);
   });
 });
