@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { LocalControlPlane, ControlPlaneError, defaultStateDir } from '../local-cluster/index.js';
 import { KubeClient } from '../kube/client.js';
-import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
+import { installCrds, installRbac, installSecretsConfigMapsGrant, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
 import { createLogger } from '../kube/log.js';
 import { MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom, withoutIgnoredHncFlags } from './flags.js';
 import type { Hnc } from './hnc.js';
@@ -15,8 +15,14 @@ import { checkCrds, describeStartupError, runUntilSignal, startHncFromFlags } fr
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
-const usage = `Usage: npm start -- [--kubeconfig PATH] [--context NAME] [--install-crds] [--state-dir DIR] [--ephemeral] [manager flags]
+const usage = `Usage: npm start -- [--kubeconfig PATH] [--context NAME] [--install-crds] [--state-dir DIR] [--ephemeral]
+                    [--grant-secrets-configmaps | --no-grant-secrets-configmaps] [manager flags]
        npm run cluster    (the local control plane alone)
+
+--grant-secrets-configmaps lets HNC's manager propagate Secrets and ConfigMaps (as HNC's quickstart
+does), by applying deploy/optional/propagate-secrets-configmaps. On by default for the local
+control plane (a trial cluster with nothing to protect); off by default on an existing cluster,
+where the manager stays least-privilege unless an admin asks.
 
 With no cluster given (no --kubeconfig, no KUBECONFIG, not in a pod), starts a local Kubernetes
 control plane on 127.0.0.1 (state in ${defaultStateDir()}), installs the HNC CRDs and RBAC, prints
@@ -33,6 +39,8 @@ async function main(): Promise<void> {
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       'install-crds': { type: 'boolean', default: false },
+      'grant-secrets-configmaps': { type: 'boolean' },
+      'no-grant-secrets-configmaps': { type: 'boolean' },
       'state-dir': { type: 'string' },
       // Only the local control plane, no HNC (`npm run cluster`).
       'cluster-only': { type: 'boolean', default: false },
@@ -61,11 +69,13 @@ async function main(): Promise<void> {
     process.stderr.write(`using the cluster at ${client.server}\n`);
     if (flags['install-crds']) await installCrds(client);
     else await checkCrds(client);
+    if (flags['grant-secrets-configmaps']) await installSecretsConfigMapsGrant(client);
   } else {
     cp = await LocalControlPlane.start(flags.ephemeral ? {} : { stateDir: flags['state-dir'] ?? defaultStateDir(), persistent: true });
     const admin = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
     await installCrds(admin);
     await installRbac(admin);
+    if (!flags['no-grant-secrets-configmaps']) await installSecretsConfigMapsGrant(admin);
     client = await KubeClient.fromKubeconfig((await cp.mintUser(MANAGER_USER, MANAGER_GROUPS)).kubeconfigPath);
     process.stderr.write(`local control plane ready in ${cp.startSeconds.toFixed(1)} s at ${cp.server} (state in ${cp.stateDir})\n`);
     if (cp.binaries.kubectl) process.stderr.write(`a kubectl of the same version: ${cp.binaries.kubectl}\n`);

@@ -86,6 +86,13 @@ const NEEDS: Need[] = [
     why: 'webhooks ask whether the requesting user may change a subtree',
   },
   {
+    group: 'authorization.k8s.io',
+    resource: 'selfsubjectaccessreviews',
+    verbs: ['create'],
+    clusterScoped: true,
+    why: 'the manager checks its own access to each kind it is asked to propagate, to report what is missing',
+  },
+  {
     group: 'admissionregistration.k8s.io',
     resource: 'validatingwebhookconfigurations',
     verbs: ['create'],

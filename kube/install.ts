@@ -10,6 +10,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CRD_DIR = join(ROOT, 'crds');
 export const MANAGER_RBAC = join(ROOT, 'deploy', 'rbac', 'manager.yaml');
 export const AGGREGATED_ROLES = join(ROOT, 'deploy', 'rbac', 'aggregated-roles.yaml');
+/** Optional: lets the manager propagate Secrets and ConfigMaps (HNC's quickstart kinds). */
+export const SECRETS_CONFIGMAPS_GRANT = join(ROOT, 'deploy', 'optional', 'propagate-secrets-configmaps', 'clusterrole.yaml');
 
 /** The manager's identity: a service account, as in a cluster, so webhooks can exempt it. */
 export const MANAGER_SERVICE_ACCOUNT = { namespace: 'hnc-system', name: 'hnc-controller-manager' } as const;
@@ -57,4 +59,9 @@ export async function installRbac(client: KubeClient, timeoutMs = 60_000): Promi
       throw new Error('ClusterRole hnc-manager-role was not aggregated in time (is the clusterrole-aggregation controller running?)');
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Grants the manager Secrets and ConfigMaps (`kubectl apply -k deploy/optional/propagate-secrets-configmaps`). */
+export async function installSecretsConfigMapsGrant(client: KubeClient): Promise<void> {
+  await applyManifests(client, readManifests(SECRETS_CONFIGMAPS_GRANT));
 }

@@ -144,6 +144,11 @@ export interface HncApi {
    * the server ends the watch (it does after a while: watch again from the last resourceVersion).
    */
   watch(type: ResourceType, namespace: string | undefined, opts: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void>;
+  /**
+   * A SubjectAccessReview: may this user (and groups) do `verb` on `resource` cluster-wide?
+   * Undefined when the answer cannot be had (e.g. the caller may not create reviews).
+   */
+  accessReview?(user: string, groups: readonly string[], verb: string, group: string, resource: string): Promise<boolean | undefined>;
 }
 
 /** What a successful connection gives the commands. */

@@ -107,6 +107,21 @@ export class KubeHncApi implements HncApi {
     await this.call('DELETE', anchorPath(namespace, name));
   }
 
+  async accessReview(user: string, groups: readonly string[], verb: string, group: string, resource: string): Promise<boolean | undefined> {
+    try {
+      const review = await this.call<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: { user, groups, resourceAttributes: { verb, group, resource } },
+        },
+      });
+      return review.status?.allowed === true;
+    } catch {
+      return undefined;
+    }
+  }
+
   getHncConfiguration(): Promise<HNCConfiguration | undefined> {
     return this.orUndefined(this.call('GET', hncConfigurationPath(Singleton.config)));
   }

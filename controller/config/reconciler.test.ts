@@ -11,6 +11,7 @@ import { hierarchy } from '../../core/hierarchy/testing.js';
 import type { CrdObject } from '../../kube/hierarchy-cache.js';
 import { RecordingWrites, storeOf } from '../../kube/testing.js';
 import { silentLog } from '../testing.js';
+import type { MissingAccess } from '../../core/config/access.js';
 import { ConfigReconciler } from './reconciler.js';
 
 const CONFIG = hncConfigurationPath();
@@ -32,7 +33,7 @@ const config = (c: Partial<HNCConfiguration> = {}): HNCConfiguration => ({
   metadata: { name: Singleton.config, uid: 'uid-config', resourceVersion: String(rv++) },
 });
 
-function setup(opts: { configs?: HNCConfiguration[]; crds?: CrdObject[]; leader?: boolean } = {}) {
+function setup(opts: { configs?: HNCConfiguration[]; crds?: CrdObject[]; leader?: boolean; missing?: MissingAccess[] } = {}) {
   const configs = storeOf(opts.configs ?? []);
   const writes = new RecordingWrites();
   const synced: string[][] = [];
@@ -54,6 +55,7 @@ function setup(opts: { configs?: HNCConfiguration[]; crds?: CrdObject[]; leader?
       counts: (t) => counts.get(t.resource) ?? { propagated: 0, sources: 0 },
       idle: () => state.idle,
     },
+    missingAccess: () => Promise.resolve(opts.missing ?? []),
   });
   /** The watch event of the last status write: the cache now holds what was written. */
   const echoLastWrite = () => {
@@ -147,5 +149,25 @@ describe('ConfigReconciler', () => {
     const failing = setup({ configs: [config()] });
     failing.writes.failNext('update', `${CONFIG}/${Singleton.config}`, 500);
     await expect(failing.reconciler.reconcile()).rejects.toThrow(/500/);
+  });
+
+  it('runs no propagator for a kind the manager may not access, says why with the fix, and checks again in a second', async () => {
+    const missing = [{ group: '', resource: 'configmaps', verbs: ['list', 'watch'] }];
+    const t = setup({ configs: [config({ spec: { resources: [{ resource: 'configmaps', mode: PropagationMode.Propagate }] } })], missing });
+    expect(await t.reconciler.reconcile()).toEqual({ requeueAfter: 1000 });
+    expect(t.synced).toEqual([['roles:Propagate', 'rolebindings:Propagate']]);
+    const status = (t.writes.writes.at(-1)!.body as HNCConfiguration).status!;
+    expect(status.conditions).toContainEqual(
+      expect.objectContaining({
+        type: 'OutOfSync',
+        reason: 'MissingPermission',
+        message:
+          "HNC's manager may not list, watch configmaps cluster-wide, so they are not propagated; to fix: kubectl apply -k deploy/optional/propagate-secrets-configmaps",
+      }),
+    );
+    missing.length = 0; // granted
+    t.echoLastWrite();
+    expect(await t.reconciler.reconcile()).toBeUndefined();
+    expect(t.synced.at(-1)).toEqual(['roles:Propagate', 'rolebindings:Propagate', 'configmaps:Propagate']);
   });
 });

@@ -26,12 +26,17 @@ import { WriteExpectations } from '../../kube/expectations.js';
 import type { Events, Writes } from '../../kube/writes.js';
 import type { Metrics } from '../../kube/metrics.js';
 import { TypePropagator, typeKey } from '../objects/propagator.js';
+import { missingAccessCondition, PROPAGATION_VERBS, type MissingAccess } from '../../core/config/access.js';
 
 const KEY = Singleton.config;
 /** Coalesces status updates (counts, namespace condition summaries) into one write. */
 const STATUS_DELAY_MS = 1000;
 /** Types that did not resolve (a CRD not installed yet) are retried this often. */
 const RESYNC_MS = 30_000;
+/** While the manager may not access a configured kind, its access is checked again this often. */
+const ACCESS_RECHECK_MS = 1000;
+/** A kind the manager was found to have access to is checked again after this long. */
+const ACCESS_TTL_MS = 60_000;
 
 export interface ConfigDeps {
   client: KubeClient;
@@ -66,6 +71,8 @@ export interface ConfigReconcilerDeps {
   /** Discovery answers for the groups the configuration names. */
   resolve: (config: HNCConfiguration) => Promise<Resolve>;
   types: PropagatedTypes;
+  /** The kinds HNC's manager may not fully access (none if not given). */
+  missingAccess?: (types: readonly ConfiguredType[]) => Promise<MissingAccess[]>;
   expectations?: WriteExpectations;
 }
 
@@ -101,7 +108,14 @@ export class ConfigReconciler {
       }
     }
     const resolved = resolveConfig(config, await this.deps.resolve(config));
-    await this.deps.types.sync(resolved.types);
+    // A kind the manager may not access gets no propagator (it would only retry 403s) but a
+    // condition with the fix, and is checked again every second so that a grant takes effect at once.
+    const missing = (await this.deps.missingAccess?.(resolved.types)) ?? [];
+    const lacks = (t: ConfiguredType) => missing.some((m) => m.group === t.group && m.resource === t.resource);
+    await this.deps.types.sync(resolved.types.filter((t) => !lacks(t)));
+    const accessCondition = missingAccessCondition(missing);
+    if (accessCondition) resolved.conditions.push(accessCondition);
+    const recheck: ReconcileResult = missing.length ? { requeueAfter: ACCESS_RECHECK_MS } : undefined;
     const status = configStatus(
       resolved,
       (t) => this.deps.types.counts(t),
@@ -109,19 +123,20 @@ export class ConfigReconciler {
       config.status,
       new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     );
-    if (!leader || jsonEqual(status, config.status ?? {})) return;
+    if (!leader || jsonEqual(status, config.status ?? {})) return recheck;
     // Counts move on every copy written: while propagation is under way, wait for it to settle
     // rather than write the status again and again (and after a restart, rather than write
     // counts that are still being recomputed).
     const countsOnly = jsonEqual(withoutCounts(status), withoutCounts(config.status ?? {}));
     if (countsOnly && !this.deps.types.idle()) return { requeueAfter: STATUS_DELAY_MS };
-    if (this.expectations.stale(KEY, config.metadata.resourceVersion)) return;
+    if (this.expectations.stale(KEY, config.metadata.resourceVersion)) return recheck;
     try {
       await this.deps.writes.replace(hncConfigurationPath(KEY), { ...config, status });
       this.expectations.wrote(KEY, config.metadata.resourceVersion);
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
+    return recheck;
   }
 }
 
@@ -137,6 +152,8 @@ export class ConfigController {
   private readonly reconciler: ConfigReconciler;
   private readonly unsubscribe: () => void;
   private readonly unsubscribeCrds: () => void;
+  /** When each kind was last found accessible (its propagator may run). */
+  private readonly accessible = new Map<string, number>();
 
   constructor(private readonly deps: ConfigDeps) {
     this.discovery = new Discovery(deps.client);
@@ -164,6 +181,7 @@ export class ConfigController {
         },
         idle: () => [...this.propagators.values()].every((p) => p.isIdle()),
       },
+      missingAccess: (types) => this.missingAccess(types),
     });
     // A CRD that appears (or changes) may be a type the configuration names: resolve again soon.
     this.unsubscribeCrds = deps.cache.crds.addHandler(() => this.queue.addAfter(KEY, STATUS_DELAY_MS));
@@ -222,6 +240,41 @@ export class ConfigController {
   isIdle(): boolean {
     const s = this.queue.stats();
     return s.depth + s.processing + s.delayed === 0 && [...this.propagators.values()].every((p) => p.isIdle());
+  }
+
+  /** The kinds the manager may not fully use, by SelfSubjectAccessReviews (found access is kept a minute). */
+  private async missingAccess(types: readonly ConfiguredType[]): Promise<MissingAccess[]> {
+    const now = Date.now();
+    const missing: MissingAccess[] = [];
+    await Promise.all(
+      types.map(async (t) => {
+        const key = typeKey(t);
+        if ((this.accessible.get(key) ?? -Infinity) > now - ACCESS_TTL_MS) return;
+        const allowed = await Promise.all(PROPAGATION_VERBS.map((verb) => this.selfCan(verb, t)));
+        const verbs = PROPAGATION_VERBS.filter((_, i) => !allowed[i]);
+        if (verbs.length) missing.push({ group: t.group, resource: t.resource, verbs });
+        else this.accessible.set(key, now);
+      }),
+    );
+    return missing.sort((a, b) => (typeKey(a) < typeKey(b) ? -1 : 1));
+  }
+
+  private async selfCan(verb: string, t: ConfiguredType): Promise<boolean> {
+    try {
+      const review = await this.deps.client.create<{ status?: { allowed?: boolean } }>(
+        '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+        {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: { resourceAttributes: { verb, group: t.group, version: t.version, resource: t.resource } },
+        },
+      );
+      return review.status?.allowed === true;
+    } catch (err) {
+      // A check that cannot be made blocks nothing: the propagator reports what really fails.
+      this.deps.log.warn({ type: typeKey(t), verb, err: (err as Error).message }, 'could not check the manager access');
+      return true;
+    }
   }
 
   private async syncPropagators(types: ConfiguredType[]): Promise<void> {

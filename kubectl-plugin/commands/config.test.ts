@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { HncApi } from '../api.js';
 import { captureIo } from '../io.js';
 import { FakeApi } from '../testing/fake-api.js';
 import { ignoreToPropagateWarning, parseMode, runConfigDeleteType, runConfigDescribe, runConfigSetResource } from './config.js';
@@ -106,5 +107,39 @@ describe('config delete-type', () => {
     expect(io.stdout).toBe(
       'Nothing to delete; No configuration for type with group: g, resource: x\nNothing to delete; No configuration for type with group: , resource: y\n',
     );
+  });
+});
+
+describe('config set-resource: the manager access check', () => {
+  /** A FakeApi whose SubjectAccessReviews answer from `allowed` (undefined: cannot be checked). */
+  const withAccess = (allowed: (verb: string, resource: string) => boolean | undefined) => {
+    const asked: string[] = [];
+    const api: FakeApi & Pick<HncApi, 'accessReview'> = withConfig([]);
+    api.accessReview = (user, _groups, verb, _group, resource) => {
+      asked.push(`${user} ${verb} ${resource}`);
+      return Promise.resolve(allowed(verb, resource));
+    };
+    return { api, asked };
+  };
+
+  it('warns with the exact fix when HNC’s manager may not access the kind, and asks for its own identity', async () => {
+    const { api, asked } = withAccess((verb) => verb === 'get');
+    const io = captureIo();
+    await runConfigSetResource(api, io, 'secrets', { mode: 'Propagate' });
+    expect(api.config?.spec?.resources).toEqual([{ resource: 'secrets', mode: 'Propagate' }]);
+    expect(io.stdout).toBe('');
+    expect(io.stderr).toBe(
+      "Warning: HNC's manager may not list, watch, create, update, patch, delete secrets cluster-wide, so they are not propagated; to fix: kubectl apply -k deploy/optional/propagate-secrets-configmaps\n",
+    );
+    expect(asked[0]).toBe('system:serviceaccount:hnc-system:hnc-controller-manager get secrets');
+  });
+
+  it('says nothing when it may, or for Ignore, and notes when it cannot check', async () => {
+    const io = captureIo();
+    await runConfigSetResource(withAccess(() => true).api, io, 'secrets', { mode: 'Propagate' });
+    await runConfigSetResource(withAccess(() => false).api, io, 'secrets', { mode: 'Ignore' });
+    expect(io.stderr).toBe('');
+    await runConfigSetResource(withAccess(() => undefined).api, io, 'secrets', { mode: 'Propagate' });
+    expect(io.stderr).toContain('Note: could not check whether');
   });
 });

@@ -1,5 +1,7 @@
 // `kubectl hns config describe | set-resource | delete-type`.
 import { API_VERSION, PROPAGATION_MODES, PropagationMode, Singleton, isPropagating, type HNCConfiguration } from '../../core/api/index.js';
+import { missingAccessText, PROPAGATION_VERBS } from '../../core/config/access.js';
+import { MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
 import type { HncApi } from '../api.js';
 import { boolFlag, defineCommand, stringFlag } from '../cli/command.js';
 import { CliError } from '../errors.js';
@@ -61,8 +63,11 @@ async function writeConfig(
   }
 }
 
-/** Success prints nothing, as in HNC. */
-export async function runConfigSetResource(api: HncApi, _io: Io, resource: string, flags: SetResourceFlags): Promise<void> {
+/**
+ * Success prints nothing, as in HNC, unless HNC's manager may not access the kind (hnc-ts's
+ * manager is least-privilege): then a warning names what it lacks and the exact fix.
+ */
+export async function runConfigSetResource(api: HncApi, io: Io, resource: string, flags: SetResourceFlags): Promise<void> {
   const mode = parseMode(flags.mode);
   const group = flags.group ?? '';
   const config = await api.getHncConfiguration();
@@ -77,6 +82,21 @@ export async function runConfigSetResource(api: HncApi, _io: Io, resource: strin
     resources.push({ ...(group ? { group } : {}), resource, mode });
   }
   await writeConfig(api, config, resources);
+  if (mode !== PropagationMode.Ignore) await warnOfMissingAccess(api, io, group, resource);
+}
+
+/** Checks the manager's own access to the kind (SubjectAccessReviews for its identity). */
+async function warnOfMissingAccess(api: HncApi, io: Io, group: string, resource: string): Promise<void> {
+  if (!api.accessReview) return;
+  const answers = await Promise.all(
+    PROPAGATION_VERBS.map((verb) => api.accessReview!(MANAGER_USER, MANAGER_GROUPS, verb, group, resource)),
+  );
+  if (answers.some((a) => a === undefined)) {
+    io.err(`Note: could not check whether HNC's manager (${MANAGER_USER}) may access ${resource}; see kubectl hns config describe\n`);
+    return;
+  }
+  const verbs = PROPAGATION_VERBS.filter((_, i) => answers[i] === false);
+  if (verbs.length) io.err(`Warning: ${missingAccessText({ group, resource, verbs })}\n`);
 }
 
 export interface DeleteTypeFlags {

@@ -1,11 +1,16 @@
 // HNC users' command sequences, run through the real `kubectl` and `kubectl hns` against the real
 // control plane with HNC (controller and webhooks) running, within the times their scripts poll
 // for: about 2 s for most effects, 5 s for a subnamespace to appear, 10 s for a cascading deletion.
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hnc } from '../../cmd/hnc.js';
 import { TestCluster, eventually, eventuallyEqual, kubectl, type KubectlResult } from '../support/cluster.js';
 import { removeWebhookConfigurations, startHncWithWebhooks } from '../support/manager.js';
 import { namespaceExists } from '../support/hnc.js';
+import { SECRETS_CONFIGMAPS_GRANT } from '../../core/config/access.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 let cluster: TestCluster;
 let hnc: Hnc;
@@ -134,6 +139,46 @@ describe('HNC users’ command sequences', () => {
     } finally {
       await cluster.admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${mallory}`);
       await cluster.admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${mallory}`);
+    }
+  });
+
+  it('says which permission the manager lacks to propagate Secrets, and the fix; propagates within seconds of the grant', async () => {
+    const parent = await cluster.namespace('sec');
+    const child = TestCluster.uniqueName('sec-child');
+    cleanup.push(child);
+    await hns('create', child, '-n', parent);
+    await eventuallyEqual(() => namespaceExists(cluster.admin, child), true, 'the subnamespace', 5000);
+    await ok('create', 'secret', 'generic', 'db-password', '-n', parent, '--from-literal=password=hunter2');
+    const lacks =
+      "HNC's manager may not get, list, watch, create, update, patch, delete secrets cluster-wide, so they are not propagated; " +
+      `to fix: kubectl apply -k ${SECRETS_CONFIGMAPS_GRANT}`;
+    try {
+      const set = await hns('config', 'set-resource', 'secrets', '--mode', 'Propagate', '--force');
+      expect(set.stderr).toBe(`Warning: ${lacks}\n`);
+      await eventually(
+        async () => ((await hns('config', 'describe')).stdout.includes(`OutOfSync (MissingPermission): ${lacks}\n`) ? true : undefined),
+        'the condition in config describe',
+        2000,
+      );
+      expect((await kubectl(cluster.kubeconfigPath, ['get', 'secret', 'db-password', '-n', child])).code).toBe(1);
+      await ok('apply', '-k', join(ROOT, SECRETS_CONFIGMAPS_GRANT));
+      const granted = Date.now();
+      await eventuallyEqual(
+        async () => (await kubectl(cluster.kubeconfigPath, ['get', 'secret', 'db-password', '-n', child])).code,
+        0,
+        'the Secret to be propagated',
+        3000,
+      );
+      console.log(`compat: a Secret was propagated ${((Date.now() - granted) / 1000).toFixed(1)} s after the grant`);
+      await eventually(
+        async () => (!(await hns('config', 'describe')).stdout.includes('MissingPermission') ? true : undefined),
+        'the condition to clear',
+        3000,
+      );
+      expect((await hns('config', 'set-resource', 'secrets', '--mode', 'Propagate')).stderr).toBe('');
+    } finally {
+      await hns('config', 'delete-type', '--resource', 'secrets');
+      await kubectl(cluster.kubeconfigPath, ['delete', '-k', join(ROOT, SECRETS_CONFIGMAPS_GRANT)]);
     }
   });
 
