@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { HncApi } from '../api.js';
+import { ServerError } from '../errors.js';
 import { captureIo } from '../io.js';
 import { FakeApi } from '../testing/fake-api.js';
 import { ignoreToPropagateWarning, parseMode, runConfigDeleteType, runConfigDescribe, runConfigSetResource } from './config.js';
@@ -141,5 +142,26 @@ describe('config set-resource: the manager access check', () => {
     expect(io.stderr).toBe('');
     await runConfigSetResource(withAccess(() => undefined).api, io, 'secrets', { mode: 'Propagate' });
     expect(io.stderr).toContain('Note: could not check whether');
+  });
+});
+
+describe('config set-resource: a write that lost a race', () => {
+  it('is read and written again (HNC writes the status meanwhile), but a webhook refusal is not retried', async () => {
+    const api = withConfig([]);
+    let fails = 2;
+    const replace = api.replaceHncConfiguration.bind(api);
+    api.replaceHncConfiguration = (config) =>
+      fails-- > 0
+        ? Promise.reject(new ServerError(409, 'the object has been modified; please apply your changes to the latest version'))
+        : replace(config);
+    await runConfigSetResource(api, captureIo(), 'secrets', { mode: 'Remove' });
+    expect(api.config?.spec?.resources).toEqual([{ resource: 'secrets', mode: 'Remove' }]);
+
+    const refused = withConfig([]);
+    refused.failures.set(
+      'replace config',
+      new ServerError(409, 'admission webhook "hncconfigurations.hnc.x-k8s.io" denied the request: ...'),
+    );
+    await expect(runConfigSetResource(refused, captureIo(), 'secrets', { mode: 'Remove' })).rejects.toThrow('admission webhook');
   });
 });

@@ -4,7 +4,7 @@ import { missingAccessText, PROPAGATION_VERBS } from '../../core/config/access.j
 import { MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
 import type { HncApi } from '../api.js';
 import { boolFlag, defineCommand, stringFlag } from '../cli/command.js';
-import { CliError } from '../errors.js';
+import { CliError, ServerError } from '../errors.js';
 import type { Io } from '../io.js';
 import type { ConfigView } from '../model.js';
 import { renderConfig } from '../render/config-text.js';
@@ -70,6 +70,27 @@ async function writeConfig(
 export async function runConfigSetResource(api: HncApi, io: Io, resource: string, flags: SetResourceFlags): Promise<void> {
   const mode = parseMode(flags.mode);
   const group = flags.group ?? '';
+  await retryOnConflict(() => setResource(api, resource, group, mode, flags));
+  if (mode !== PropagationMode.Ignore) await warnOfMissingAccess(api, io, group, resource);
+}
+
+/**
+ * Reruns a read-modify-write of `config` when the write lost a race (409 from a stale
+ * resourceVersion: HNC writes the object's status as namespaces change), not when a webhook
+ * refused it.
+ */
+async function retryOnConflict(write: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      const lostRace = err instanceof ServerError && err.code === 409 && !err.message.includes('admission webhook');
+      if (!lostRace || attempt >= 5) throw err;
+    }
+  }
+}
+
+async function setResource(api: HncApi, resource: string, group: string, mode: PropagationMode, flags: SetResourceFlags): Promise<void> {
   const config = await api.getHncConfiguration();
   const resources = [...(config?.spec?.resources ?? [])];
   const i = resources.findIndex((r) => (r.group ?? '') === group && r.resource === resource);
@@ -82,7 +103,6 @@ export async function runConfigSetResource(api: HncApi, io: Io, resource: string
     resources.push({ ...(group ? { group } : {}), resource, mode });
   }
   await writeConfig(api, config, resources);
-  if (mode !== PropagationMode.Ignore) await warnOfMissingAccess(api, io, group, resource);
 }
 
 /** Checks the manager's own access to the kind (SubjectAccessReviews for its identity). */

@@ -30,7 +30,7 @@ afterAll(async () => {
 /** Runs `kubectl ARGS` as admin and expects it to succeed. */
 async function ok(...args: string[]): Promise<KubectlResult> {
   const result = await kubectl(cluster.kubeconfigPath, args);
-  expect(result, `kubectl ${args.join(' ')}`).toMatchObject({ code: 0 });
+  if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited with ${result.code}: ${result.stderr}`);
   return result;
 }
 
