@@ -95,6 +95,7 @@ export class TypePropagator {
     await this.reflector.synced;
     this.queue.run((ns) => this.reconcile(ns), this.deps.workers);
     this.running = true;
+    this.warnAboutSources();
     this.replanAll();
   }
 
@@ -107,7 +108,21 @@ export class TypePropagator {
   setMode(mode: PropagationMode): void {
     if (mode === this.mode) return;
     this.mode = mode;
+    this.warnAboutSources();
     this.replanAll();
+  }
+
+  /**
+   * The Warning events of sources that cannot be propagated as they are (a selector that does not
+   * parse, finalizers), for the objects already there when the type starts or its mode changes to
+   * Propagate: otherwise they would only appear when each object is next modified.
+   */
+  private warnAboutSources(): void {
+    if (!this.running) return;
+    const type = this.context().type;
+    for (const source of this.sources)
+      for (const w of sourceWarnings(source.object, type))
+        void this.deps.events.warn(this.target(source.object as Obj), w.reason, w.message);
   }
 
   get currentMode(): PropagationMode {

@@ -264,6 +264,27 @@ describe('propagation', () => {
     expect(await get(`/api/v1/namespaces/${a}/configmaps/settings`)).toBeDefined(); // the source stays
   });
 
+  it('records CannotParseSelector on an existing object when its kind is switched to Propagate, not only when it next changes', async () => {
+    const [a] = await chain('modesel', 1);
+    await configure([{ resource: 'configmaps', mode: 'Ignore' }]);
+    await cluster.admin.create(`/api/v1/namespaces/${a}/configmaps`, {
+      metadata: { name: 'garbled', annotations: { 'propagate.hnc.x-k8s.io/select': 'a in (' } },
+      data: {},
+    });
+    const events = async () =>
+      (
+        await cluster.admin.get<{ items: Array<{ reason: string; message: string; involvedObject: { name: string } }> }>(
+          `/api/v1/namespaces/${a}/events`,
+        )
+      ).items.filter((e) => e.reason === 'CannotParseSelector' && e.involvedObject.name === 'garbled');
+    await manager.idle();
+    expect(await events()).toEqual([]); // not propagated: nothing to warn about
+    await configure([{ resource: 'configmaps', mode: 'Propagate' }]);
+    const [event] = await eventually(async () => ((await events()).length ? events() : undefined), 'the CannotParseSelector event');
+    expect(event!.message).toContain('propagate.hnc.x-k8s.io/select');
+    await configure([]);
+  });
+
   it('picks up a custom resource whose CRD is installed after HNCConfiguration names it, without a restart', async () => {
     const group = `${TestCluster.uniqueName('g')}.example.com`;
     await configure([]);
