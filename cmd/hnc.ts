@@ -15,6 +15,9 @@ import { Webhooks } from '../webhooks/index.js';
 import type { Endpoint } from '../webhooks/configurations.js';
 import { serveProbes } from './probes.js';
 
+/** How long a stop waits on the API server before cutting its requests off. */
+const STOP_GRACE_MS = 5_000;
+
 export interface HncOptions {
   client: KubeClient;
   policy: HierarchyPolicy;
@@ -25,7 +28,18 @@ export interface HncOptions {
   qps?: number;
   propagation?: PropagationOptions;
   /** The webhooks, or false to run without them. */
-  webhooks: false | { port: number; host?: string; endpoint: (port: number) => Endpoint; certDir?: string };
+  webhooks:
+    | false
+    | {
+        port: number;
+        host?: string;
+        endpoint: (port: number) => Endpoint;
+        certDir?: string;
+        /** Prove the API server reaches the endpoint before registering (outside the cluster). */
+        verifyReachable?: boolean;
+        /** Delete the configurations when HNC stops (a run outside the cluster). */
+        removeOnStop?: boolean;
+      };
   /** Reconcile only while holding this Lease (in HNC's namespace). */
   leaderElection?: { id: string; identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   /** Listen addresses for /healthz+/readyz and /metrics (empty: off). */
@@ -82,6 +96,8 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       host: opts.webhooks.host,
       endpoint: opts.webhooks.endpoint,
       certDir: opts.webhooks.certDir,
+      verifyReachable: opts.webhooks.verifyReachable,
+      removeOnStop: opts.webhooks.removeOnStop,
       propagation: { context: (g, r) => m.config.context(g, r), propagatingKinds: () => m.config.propagatingKinds() },
       metrics,
       logger: opts.logger.child({ component: 'webhooks' }),
@@ -128,12 +144,19 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
     leader,
     probePorts: { health: health?.port, metrics: metricsServer?.port },
     async stop() {
-      await m.stop(); // drains in-flight reconciles
-      await leader?.stop(); // then hands the lease over
-      await webhooks?.stop();
-      await cache.stop();
-      await health?.close();
-      await metricsServer?.close();
+      // Every loop ends on stop; what still waits on an API server that does not answer after the
+      // grace is cut off, so a stop takes seconds whatever the cluster's state.
+      const cut = setTimeout(() => opts.client.close('HNC is stopping'), STOP_GRACE_MS);
+      try {
+        await m.stop(); // drains in-flight reconciles
+        await leader?.stop(); // then hands the lease over
+        await webhooks?.stop();
+        await cache.stop();
+        await health?.close();
+        await metricsServer?.close();
+      } finally {
+        clearTimeout(cut);
+      }
     },
   };
 }

@@ -155,8 +155,22 @@ export class KubeClient {
     return u;
   }
 
+  private readonly inFlight = new Set<ClientRequest>();
+  private closed?: Error;
+
+  /**
+   * Ends every request in flight and fails every later one at once: the last step of a stop that
+   * must not wait on an API server that does not answer (each request would wait its timeout).
+   */
+  close(reason = 'the Kubernetes client was closed'): void {
+    this.closed = new Error(reason);
+    for (const req of this.inFlight) req.destroy(this.closed);
+    this.inFlight.clear();
+  }
+
   /** Sends one request and returns the raw answer, whatever its status code. */
   raw(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
+    if (this.closed) return Promise.reject(new Error(`${method} ${path}: ${this.closed.message}`));
     this.refreshCredentials();
     const u = this.url(path, opts.query);
     const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
@@ -182,6 +196,8 @@ export class KubeClient {
           res.on('error', reject);
         },
       );
+      this.inFlight.add(req);
+      req.on('close', () => this.inFlight.delete(req));
       req.on('timeout', () => req.destroy(new Error(`${method} ${u.pathname}: no answer within ${opts.timeoutMs ?? 30_000} ms`)));
       req.on('error', (err) => reject(new Error(`${method} ${u.pathname}: ${err.message}`, { cause: err })));
       if (payload !== undefined) req.write(payload);

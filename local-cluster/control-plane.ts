@@ -22,7 +22,17 @@ export interface ControlPlaneOptions {
   /** Progress lines (default: stderr). */
   log?: (line: string) => void;
   startTimeoutMs?: number;
+  /**
+   * Called once, with one line saying why, when a component that crashed could not be brought
+   * back (it failed to restart, or crashed more than MAX_RESTARTS times in RESTART_WINDOW_MS).
+   * Until then a crashed etcd, kube-apiserver or kube-controller-manager is restarted.
+   */
+  onFailure?: (message: string) => void;
 }
+
+/** A crashed component is restarted at most this often within the window; then the control plane gives up. */
+export const MAX_RESTARTS = 3;
+export const RESTART_WINDOW_MS = 10 * 60_000;
 
 export interface Ports {
   etcdClient: number;
@@ -132,6 +142,10 @@ export class LocalControlPlane {
   private bins!: Binaries;
   ports!: Ports;
   private stopped = false;
+  private readonly restarts: number[] = [];
+  private failed = false;
+  /** Restarts of crashed components so far (each one logged). */
+  restartCount = 0;
   /** Seconds from the call of start() until every check passed. */
   startSeconds = 0;
 
@@ -153,6 +167,7 @@ export class LocalControlPlane {
       await cp.stop();
       throw err;
     }
+    for (const c of cp.components) c.onUnexpectedExit = (exit) => void cp.recover(c, exit);
     return cp;
   }
 
@@ -185,6 +200,62 @@ export class LocalControlPlane {
   /** The clientConfig for registering an admission webhook by URL on 127.0.0.1. */
   webhookClientConfig(port: number, path: string): { url: string; caBundle: string } {
     return { url: `https://127.0.0.1:${port}${path}`, caBundle: Buffer.from(this.ca.certPem).toString('base64') };
+  }
+
+  /** Sends a signal to one component as a crash would (tests of supervision). */
+  kill(name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager', signal: NodeJS.Signals = 'SIGKILL'): void {
+    const pid = this.components.find((c) => c.name === name)?.pid;
+    if (pid === undefined) throw new ControlPlaneError(`${name} is not running`);
+    process.kill(pid, signal);
+  }
+
+  /** Stops one component for good, not restarted (tests of a dead API server). */
+  async stopComponent(name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager'): Promise<void> {
+    await this.components.find((c) => c.name === name)?.stop(0);
+  }
+
+  /** Restarts a component that ended by itself, within the limit; else reports one line and gives up. */
+  private async recover(c: Component, exit: { code: number | null; signal: NodeJS.Signals | null }): Promise<void> {
+    if (this.stopped || this.failed) return;
+    const what = `${c.name} exited unexpectedly (${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`})`;
+    const now = Date.now();
+    while (this.restarts.length && now - this.restarts[0]! > RESTART_WINDOW_MS) this.restarts.shift();
+    if (this.restarts.length >= MAX_RESTARTS) {
+      return this.fail(`${what} after ${MAX_RESTARTS} restarts within ${RESTART_WINDOW_MS / 60_000} minutes; see ${c.logFile}`);
+    }
+    this.restarts.push(now);
+    this.restartCount++;
+    this.log(`control plane: ${what}; restarting it`);
+    try {
+      c.start();
+      await this.waitReady(c, Date.now() + (this.opts.startTimeoutMs ?? 120_000));
+      this.log(`control plane: ${c.name} is running again`);
+    } catch (err) {
+      if (this.stopped) return;
+      this.fail(`${what} and could not be restarted: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+
+  private fail(message: string): void {
+    if (this.failed || this.stopped) return;
+    this.failed = true;
+    if (this.opts.onFailure) this.opts.onFailure(`the local control plane failed: ${message}`);
+    else this.log(`control plane: ${message}`);
+  }
+
+  private async waitReady(c: Component, deadline: number): Promise<void> {
+    if (c.name === 'kube-apiserver') return this.waitApiServer(c, deadline);
+    if (c.name === 'etcd')
+      return this.waitFor(
+        c,
+        deadline,
+        async () => (await httpsGet(`https://127.0.0.1:${this.ports.etcdClient}/readyz`, this.etcdClientIdentity())).status === 200,
+      );
+    return this.waitFor(
+      c,
+      deadline,
+      async () => (await httpsGet(`https://127.0.0.1:${this.ports.controllerManager}/healthz`, { ca: '', insecure: true })).status === 200,
+    );
   }
 
   /** Stops and starts kube-apiserver on the same port and data (to prove clients recover). */

@@ -4,6 +4,8 @@ export {
   defaultStateDir,
   mintUser,
   loadClusterCa,
+  MAX_RESTARTS,
+  RESTART_WINDOW_MS,
   type ControlPlaneOptions,
   type MintedUser,
   type Ports,

@@ -18,6 +18,9 @@ export class Component {
   private child?: ChildProcess;
   private exitInfo?: { code: number | null; signal: NodeJS.Signals | null };
   private exited?: Promise<void>;
+  private stopping = false;
+  /** Called when the process ends without stop() having been called: a crash or a kill. */
+  onUnexpectedExit?: (exit: { code: number | null; signal: NodeJS.Signals | null }) => void;
 
   constructor(
     readonly name: string,
@@ -41,6 +44,7 @@ export class Component {
     const log = createWriteStream(this.logFile, { flags: 'a' });
     const [cmd, argv] = hasSetpriv ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', this.bin, ...this.args]] : [this.bin, this.args];
     this.exitInfo = undefined;
+    this.stopping = false;
     const child = spawn(cmd, argv, {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
@@ -52,6 +56,7 @@ export class Component {
       child.on('exit', (code, signal) => {
         this.exitInfo = { code, signal };
         resolve();
+        if (!this.stopping && this.child === child) this.onUnexpectedExit?.(this.exitInfo);
       });
       child.on('error', (err) => {
         log.write(`failed to start ${this.bin}: ${err.message}\n`);
@@ -66,6 +71,7 @@ export class Component {
   /** SIGTERM, then SIGKILL after the grace period. */
   async stop(graceMs = 10_000): Promise<void> {
     const child = this.child;
+    this.stopping = true;
     if (!child || this.exitInfo) return this.cleanupPid();
     child.kill(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);

@@ -154,6 +154,7 @@ export class ConfigController {
   private readonly unsubscribeCrds: () => void;
   /** When each kind was last found accessible (its propagator may run). */
   private readonly accessible = new Map<string, number>();
+  private stopping = false;
 
   constructor(private readonly deps: ConfigDeps) {
     this.discovery = new Discovery(deps.client);
@@ -212,11 +213,16 @@ export class ConfigController {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     this.unsubscribe();
     this.unsubscribeCrds();
     if (this.timer) clearInterval(this.timer);
+    // Propagators first: one still starting (its list refused, say with a 403, and retried) holds
+    // the reconcile that started it, and so the queue's shutdown; stopping it ends that wait.
+    const stopPropagators = () => Promise.all([...this.propagators.values()].map((p) => p.stop()));
+    await stopPropagators();
     await this.queue.shutdown();
-    await Promise.all([...this.propagators.values()].map((p) => p.stop()));
+    await stopPropagators();
     await this.reflector.stop();
   }
 
@@ -278,6 +284,7 @@ export class ConfigController {
   }
 
   private async syncPropagators(types: ConfiguredType[]): Promise<void> {
+    if (this.stopping) return;
     const wanted = new Map(types.map((t) => [typeKey(t), t]));
     for (const [key, p] of this.propagators) {
       const t = wanted.get(key);
@@ -289,7 +296,7 @@ export class ConfigController {
       } else p.setMode(t.mode);
     }
     for (const [key, t] of wanted) {
-      if (this.propagators.has(key)) continue;
+      if (this.propagators.has(key) || this.stopping) continue;
       const p = new TypePropagator(t, {
         ...this.deps,
         log: this.deps.log.child({ type: key }),

@@ -1,0 +1,119 @@
+// Faults, on a control plane of its own (it kills its components): HNC's stop ends every loop within
+// seconds whatever the state (a propagated type whose list is refused and retried; a dead API
+// server), and the local control plane restarts a crashed etcd, kube-apiserver or
+// kube-controller-manager, up to a limit, past which it reports one line.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalControlPlane, MAX_RESTARTS } from '../../local-cluster/index.js';
+import { KubeClient } from '../../kube/client.js';
+import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_SERVICE_ACCOUNT, MANAGER_USER } from '../../kube/install.js';
+import { createLogger } from '../../kube/log.js';
+import { startHnc, type Hnc } from '../../cmd/hnc.js';
+import { HierarchyPolicy } from '../../core/hierarchy/policy.js';
+import { eventually } from '../support/cluster.js';
+
+let cp: LocalControlPlane;
+let admin: KubeClient;
+let managerKubeconfig: string;
+const failures: string[] = [];
+
+beforeAll(async () => {
+  cp = await LocalControlPlane.start({ log: () => undefined, onFailure: (m) => failures.push(m) });
+  admin = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
+  await installCrds(admin);
+  await installRbac(admin);
+  managerKubeconfig = (await cp.mintUser(MANAGER_USER, MANAGER_GROUPS)).kubeconfigPath;
+}, 180_000);
+afterAll(async () => {
+  await cp?.stop();
+});
+
+async function hnc(): Promise<Hnc> {
+  return startHnc({
+    client: await KubeClient.fromKubeconfig(managerKubeconfig),
+    policy: new HierarchyPolicy(),
+    namespace: MANAGER_SERVICE_ACCOUNT.namespace,
+    logger: createLogger({ level: 'silent' }),
+    workers: 2,
+    webhooks: {
+      port: 0,
+      host: '127.0.0.1',
+      endpoint: (port) => ({ url: `https://127.0.0.1:${port}` }),
+      verifyReachable: true,
+      removeOnStop: true,
+    },
+    leaderElection: { id: 'faults', leaseDurationMs: 4000, renewDeadlineMs: 2600, retryPeriodMs: 1000 },
+  });
+}
+
+const timed = async (fn: () => Promise<void>) => {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+};
+
+describe('stopping', () => {
+  it('ends within seconds while a propagated type the manager may not list is being retried', async () => {
+    const h = await hnc();
+    // Secrets: the manager's RBAC does not let it list them, so the type's watch retries a 403.
+    await eventually(() => admin.get('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config').catch(() => undefined), 'the config');
+    await admin.mergePatch('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config', {
+      spec: { resources: [{ resource: 'secrets', mode: 'Propagate' }] },
+    });
+    // Retried either way: the propagator's list, or the access check that holds it back.
+    await eventually(async () => {
+      const cfg = await admin.get<{ status?: { conditions?: Array<{ message?: string }> } }>(
+        '/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config',
+      );
+      return h.manager.config.propagators.has('secrets') || cfg.status?.conditions?.some((c) => c.message?.includes('secrets'))
+        ? true
+        : undefined;
+    }, 'the secrets type to be failing');
+    expect(await timed(() => h.stop())).toBeLessThan(5000);
+    await admin.mergePatch('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config', { spec: { resources: [] } });
+  });
+
+  it('ends within seconds with the API server dead', async () => {
+    const h = await hnc();
+    await eventually(async () => (h.leader?.isLeader ? true : undefined), 'the lease');
+    await cp.stopComponent('kube-apiserver');
+    expect(await timed(() => h.stop())).toBeLessThan(8000);
+    await cp.restartApiServer();
+  });
+});
+
+describe('the local control plane under supervision', () => {
+  const healthy = () =>
+    eventually(
+      () =>
+        admin
+          .create('/api/v1/namespaces', { metadata: { name: `alive-${Math.random().toString(36).slice(2, 8)}` } })
+          .catch(() => undefined),
+      'the cluster to serve writes',
+      90_000,
+    );
+
+  it('restarts a crashed kube-apiserver, etcd and kube-controller-manager', async () => {
+    for (const [i, name] of (['kube-apiserver', 'etcd', 'kube-controller-manager'] as const).entries()) {
+      const before = cp.pids()[name];
+      cp.kill(name);
+      await eventually(
+        async () => (cp.restartCount === i + 1 && cp.pids()[name] !== before ? true : undefined),
+        `${name} restarted`,
+        90_000,
+      );
+      await healthy();
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it(`gives up with one line after ${MAX_RESTARTS} restarts`, async () => {
+    cp.kill('kube-controller-manager');
+    const [line] = await eventually(async () => (failures.length ? failures : undefined), 'the failure report');
+    expect(failures).toHaveLength(1);
+    expect(line).toMatch(
+      new RegExp(
+        `^the local control plane failed: kube-controller-manager exited unexpectedly \\(signal SIGKILL\\) after ${MAX_RESTARTS} restarts`,
+      ),
+    );
+  });
+});
