@@ -23,6 +23,8 @@ export interface ManagerFlags {
   propagation: PropagationOptions;
   webhooks: boolean;
   webhookPort: number;
+  /** (hnc-ts) Outside the cluster: the address at which the API server reaches this machine. */
+  webhookHost?: string;
   certDir?: string;
   leaderElection: boolean;
   leaderElectionId: string;
@@ -48,6 +50,10 @@ export const MANAGER_FLAG_HELP = `Manager flags (as HNC's unless marked):
   --nopropagation-label KEY=VALUE    objects with this label are never propagated (repeatable; default ${DEFAULT_NOPROPAGATION_LABEL.key}=${DEFAULT_NOPROPAGATION_LABEL.value})
   --no-webhooks                      run without the admission webhooks
   --webhook-server-port N            webhook HTTPS port (default 9443; 0 picks a free one)
+  --webhook-host HOST                (hnc-ts) running outside the cluster: an address of this machine the API
+                                     server can reach; webhooks are registered as https://HOST:PORT, checked
+                                     to answer first, and removed on stop (default: 127.0.0.1 when the API
+                                     server is on this machine; else no webhooks, with a warning)
   --cert-dir DIR                     serve tls.crt/tls.key from DIR (cert-manager) instead of managing certificates
   --enable-leader-election           reconcile only while holding the lease (for several replicas)
   --leader-election-id NAME          the Lease's name (default controller-leader-election-helper)
@@ -71,6 +77,7 @@ export const managerFlagOptions = {
   'nopropagation-label': { type: 'string', multiple: true },
   'no-webhooks': { type: 'boolean' },
   'webhook-server-port': { type: 'string' },
+  'webhook-host': { type: 'string' },
   'cert-dir': { type: 'string' },
   'enable-leader-election': { type: 'boolean' },
   'leader-election-id': { type: 'string' },
@@ -102,6 +109,14 @@ function noPropagationLabels(values: string[] | undefined): Array<{ key: string;
   });
 }
 
+function webhookHost(v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  // A host name or an IP address (IPv6 without brackets), nothing that would change the URL's shape.
+  if (!/^[A-Za-z0-9.:-]+$/.test(v) || v.startsWith('-'))
+    throw new FlagError(`--webhook-host must be a host name or an IP address, not ${JSON.stringify(v)}`);
+  return v;
+}
+
 export function managerFlagsFrom(values: Values): ManagerFlags {
   const namespace = (values.namespace as string | undefined) ?? DEFAULT_HNC_NAMESPACE;
   const policy = new HierarchyPolicy({
@@ -128,6 +143,7 @@ export function managerFlagsFrom(values: Values): ManagerFlags {
     },
     webhooks: values['no-webhooks'] !== true,
     webhookPort: wholeNumber(values['webhook-server-port'], 'webhook-server-port', 9443, 0),
+    webhookHost: webhookHost(values['webhook-host'] as string | undefined),
     certDir: values['cert-dir'] as string | undefined,
     leaderElection: values['enable-leader-election'] === true,
     leaderElectionId: (values['leader-election-id'] as string | undefined) ?? 'controller-leader-election-helper',

@@ -6,13 +6,14 @@ import { parseArgs } from 'node:util';
 import { KubeClient } from '../kube/client.js';
 import { createLogger } from '../kube/log.js';
 import { MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom, withoutIgnoredHncFlags } from './flags.js';
-import { checkCrds, describeStartupError, runUntilSignal, startHncFromFlags } from './run-hnc.js';
+import { checkCrds, describeStartupError, runningInCluster, runUntilSignal, startHncFromFlags, webhookPlacement } from './run-hnc.js';
 
 const usage = `Usage: node cmd/manager.js [--kubeconfig PATH] [--context NAME] [manager flags]
 
 Runs HNC (controller and webhooks) against the cluster it is in (its service account), or the one
 --kubeconfig / KUBECONFIG names. The HNC CRDs must be installed. Webhooks are registered through
-the Service hnc-webhook-service in HNC's namespace.
+the Service hnc-webhook-service in HNC's namespace; run outside the cluster, by URL instead (see
+--webhook-host), or not at all.
 
 ${MANAGER_FLAG_HELP}`;
 
@@ -39,7 +40,8 @@ async function main(): Promise<void> {
   const client = await KubeClient.fromKubeconfig(flags.kubeconfig, flags.context);
   await checkCrds(client);
   const given = new Set(tokens.filter((t) => t.kind === 'option').map((t) => t.name));
-  const hnc = await startHncFromFlags(client, manager, logger, { local: false, given });
+  const webhooks = webhookPlacement(manager, { inCluster: runningInCluster(flags.kubeconfig), server: client.server });
+  const hnc = await startHncFromFlags(client, manager, logger, { local: false, given, webhooks });
   logger.info({ server: client.server }, 'HNC is running');
   runUntilSignal(() => hnc.stop());
 }

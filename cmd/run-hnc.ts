@@ -2,29 +2,96 @@
 // a signal, and one clear line for a start-up error. The production entry (cmd/manager.ts) and the
 // developer launcher (cmd/start.ts) differ only in where the cluster comes from.
 import { ApiError, type KubeClient } from '../kube/client.js';
+import { KubeconfigError } from '../kube/kubeconfig.js';
 import { loadCrds } from '../kube/install.js';
 import type { Logger } from '../kube/log.js';
 import { PolicyError } from '../core/hierarchy/policy.js';
 import { FlagError, type ManagerFlags } from './flags.js';
 import { startHnc, type Hnc } from './hnc.js';
+import { existsSync } from 'node:fs';
+import { WebhooksUnreachableError } from '../webhooks/index.js';
 
 /** A start-up problem the user can fix: printed as one line, without a stack. */
 export class StartupError extends Error {
   override name = 'StartupError';
 }
 
+/** Where the API server reaches the webhooks. */
+export type WebhookPlacement =
+  /** In the cluster (the Deployment): through the Service, failing closed, kept when HNC stops (as HNC). */
+  | { by: 'service' }
+  /**
+   * Outside the cluster: by URL on `host`, proven reachable before anything failing closed is
+   * registered, and removed when HNC stops. `fallback`: if unreachable, run without webhooks
+   * (loudly) rather than fail.
+   */
+  | { by: 'url'; host: string; fallback: boolean }
+  /** No webhooks; `why` is printed as a warning unless the user asked for it (--no-webhooks). */
+  | { by: 'none'; why?: string };
+
 export interface Placement {
   /**
-   * HNC runs on the same host as a local API server: webhooks are registered by URL on
-   * 127.0.0.1 and the probe/metrics ports stay off unless asked for.
+   * HNC runs on the same host as a local control plane it started: the webhook port is picked
+   * freely and the probe/metrics ports stay off unless asked for.
    */
   local: boolean;
   /** The flags the user gave explicitly (a local run keeps their values). */
   given: ReadonlySet<string>;
+  webhooks: WebhookPlacement;
 }
 
-export function startHncFromFlags(client: KubeClient, manager: ManagerFlags, logger: Logger, where: Placement): Promise<Hnc> {
+const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/** True in a pod with a service account (and no kubeconfig named): the in-cluster client applies. */
+export function runningInCluster(kubeconfig: string | undefined): boolean {
+  return !kubeconfig && !process.env.KUBECONFIG && !!process.env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN);
+}
+
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
+
+/**
+ * Where to register the webhooks. Never a Service outside the cluster: HNC does not run behind it,
+ * and webhooks that fail closed and cannot be reached refuse every namespace change in the cluster.
+ */
+export function webhookPlacement(manager: ManagerFlags, opts: { inCluster: boolean; server: string }): WebhookPlacement {
+  if (!manager.webhooks) return { by: 'none' };
+  if (manager.webhookHost) return { by: 'url', host: manager.webhookHost, fallback: false };
+  if (opts.inCluster) return { by: 'service' };
+  const apiHost = new URL(opts.server).hostname;
+  if (isLoopback(apiHost)) return { by: 'url', host: '127.0.0.1', fallback: true };
+  return {
+    by: 'none',
+    why:
+      `HNC runs outside the cluster at ${opts.server}, which cannot reach webhooks on this machine unless told where: ` +
+      'pass --webhook-host with an address of this machine that the API server can reach, or deploy HNC in the cluster (docs/deploy.md)',
+  };
+}
+
+/** The loud line for a run without webhooks: nothing refuses cycles, illegal parents or edits of copies. */
+export function warnNoWebhooks(logger: Logger, why: string): void {
+  process.stderr.write(
+    `WARNING: HNC is running WITHOUT its admission webhooks: ${why}. Nothing refuses cycles, illegal parents, ` +
+      'unsafe deletions or edits of propagated copies while it runs so.\n',
+  );
+  logger.warn({ why }, 'running without admission webhooks');
+}
+
+export async function startHncFromFlags(client: KubeClient, manager: ManagerFlags, logger: Logger, where: Placement): Promise<Hnc> {
+  const w = where.webhooks;
+  if (w.by === 'none' && w.why) warnNoWebhooks(logger, w.why);
+  try {
+    return await startHncWith(client, manager, logger, where);
+  } catch (err) {
+    if (!(err instanceof WebhooksUnreachableError)) throw err;
+    if (w.by !== 'url' || !w.fallback) throw new StartupError(err.message);
+    warnNoWebhooks(logger, err.message);
+    return startHncWith(client, manager, logger, { ...where, webhooks: { by: 'none' } });
+  }
+}
+
+function startHncWith(client: KubeClient, manager: ManagerFlags, logger: Logger, where: Placement): Promise<Hnc> {
   const { local, given } = where;
+  const w = where.webhooks;
   return startHnc({
     client,
     policy: manager.policy,
@@ -34,15 +101,21 @@ export function startHncFromFlags(client: KubeClient, manager: ManagerFlags, log
     objectWorkers: manager.objectWorkers,
     qps: manager.qps,
     propagation: manager.propagation,
-    webhooks: manager.webhooks
-      ? {
-          port: local && !given.has('webhook-server-port') ? 0 : manager.webhookPort,
-          host: local ? '127.0.0.1' : undefined,
-          endpoint: (port) =>
-            local ? { url: `https://127.0.0.1:${port}` } : { service: { namespace: manager.namespace, name: 'hnc-webhook-service' } },
-          certDir: manager.certDir,
-        }
-      : false,
+    webhooks:
+      w.by === 'none'
+        ? false
+        : {
+            port: local && !given.has('webhook-server-port') ? 0 : manager.webhookPort,
+            // A loopback URL: listen only there; any other: on every interface.
+            host: w.by === 'url' && isLoopback(w.host) ? '127.0.0.1' : undefined,
+            endpoint: (port) =>
+              w.by === 'url'
+                ? { url: `https://${w.host.includes(':') ? `[${w.host}]` : w.host}:${port}` }
+                : { service: { namespace: manager.namespace, name: 'hnc-webhook-service' } },
+            certDir: manager.certDir,
+            verifyReachable: w.by === 'url',
+            removeOnStop: w.by === 'url',
+          },
     leaderElection: manager.leaderElection
       ? {
           id: manager.leaderElectionId,
@@ -104,15 +177,20 @@ export function runUntilSignal(stop: () => Promise<void>, graceMs = 20_000): voi
   setInterval(() => undefined, 1 << 30);
 }
 
-const KNOWN_ERRORS = [StartupError, ApiError, FlagError, PolicyError];
+const KNOWN_ERRORS = [StartupError, ApiError, FlagError, PolicyError, KubeconfigError];
+const NETWORK_CODES = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'EPROTO'];
+const FILE_CODES = ['ENOENT', 'EACCES', 'EISDIR'];
+const TLS_CODE = /^(ERR_TLS_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|CERT_)/;
 
 /** One line for an error a user can act on; a stack only for a bug. */
 export function describeStartupError(err: unknown): string {
-  const known =
-    KNOWN_ERRORS.some((k) => err instanceof k) || ((err as { code?: string } | undefined)?.code ?? '').startsWith('ERR_PARSE_ARGS');
-  const net = (err as { code?: string } | undefined)?.code;
-  if (!known && net && ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'ENOENT', 'EACCES'].includes(net)) {
-    return `hnc: ${(err as Error).message}`;
-  }
-  return `hnc: ${known ? (err as Error).message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`;
+  const code = (e: unknown) => ((e as { code?: unknown } | undefined)?.code as string | undefined) ?? '';
+  const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
+  if (KNOWN_ERRORS.some((k) => err instanceof k) || code(err).startsWith('ERR_PARSE_ARGS')) return `hnc: ${message}`;
+  // The client wraps socket errors (their code is on the cause).
+  const cause = code(err) || code((err as { cause?: unknown } | undefined)?.cause);
+  if (NETWORK_CODES.includes(cause) || TLS_CODE.test(cause) || /no answer within/.test(message))
+    return `hnc: cannot reach the API server: ${message}`;
+  if (FILE_CODES.includes(cause)) return `hnc: ${message}`;
+  return `hnc: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`;
 }

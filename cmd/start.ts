@@ -3,7 +3,6 @@
 // the CRDs and HNC's RBAC, runs HNC there (controller and webhooks, as its own service account)
 // and prints the KUBECONFIG to use. Given --kubeconfig, KUBECONFIG or an in-cluster service
 // account, it runs HNC against that cluster and starts nothing.
-import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { LocalControlPlane, ControlPlaneError, defaultStateDir } from '../local-cluster/index.js';
 import { KubeClient } from '../kube/client.js';
@@ -11,9 +10,7 @@ import { installCrds, installRbac, installSecretsConfigMapsGrant, MANAGER_GROUPS
 import { createLogger } from '../kube/log.js';
 import { MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom, withoutIgnoredHncFlags } from './flags.js';
 import type { Hnc } from './hnc.js';
-import { checkCrds, describeStartupError, runUntilSignal, startHncFromFlags } from './run-hnc.js';
-
-const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+import { checkCrds, describeStartupError, runningInCluster, runUntilSignal, startHncFromFlags, webhookPlacement } from './run-hnc.js';
 
 const usage = `Usage: npm start -- [--kubeconfig PATH] [--context NAME] [--install-crds] [--state-dir DIR] [--ephemeral]
                     [--grant-secrets-configmaps | --no-grant-secrets-configmaps] [manager flags]
@@ -60,8 +57,9 @@ async function main(): Promise<void> {
   const logger = createLogger({ name: 'hnc' });
   if (ignored.length) logger.warn({ flags: ignored }, 'ignoring HNC flags that hnc-ts does not need');
   const given = flags.kubeconfig ?? process.env.KUBECONFIG;
-  const inCluster = !given && !!process.env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN);
+  const inCluster = runningInCluster(given);
   let cp: LocalControlPlane | undefined;
+  let hnc: Hnc | undefined;
   let client: KubeClient;
   if (given || inCluster) {
     // The loader reads a KUBECONFIG list itself (merged as kubectl does).
@@ -71,7 +69,21 @@ async function main(): Promise<void> {
     else await checkCrds(client);
     if (flags['grant-secrets-configmaps']) await installSecretsConfigMapsGrant(client);
   } else {
-    cp = await LocalControlPlane.start(flags.ephemeral ? {} : { stateDir: flags['state-dir'] ?? defaultStateDir(), persistent: true });
+    // A crashed component is restarted (within a limit); past it, everything stops with one line.
+    const onFailure = (message: string) => {
+      process.stderr.write(`hnc: ${message}\n`);
+      const timer = setTimeout(() => process.exit(1), 10_000);
+      timer.unref();
+      void (async () => {
+        await hnc?.stop().catch(() => undefined);
+        await cp?.stop().catch(() => undefined);
+        process.exit(1);
+      })();
+    };
+    cp = await LocalControlPlane.start({
+      ...(flags.ephemeral ? {} : { stateDir: flags['state-dir'] ?? defaultStateDir(), persistent: true }),
+      onFailure,
+    });
     const admin = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
     await installCrds(admin);
     await installRbac(admin);
@@ -81,10 +93,14 @@ async function main(): Promise<void> {
     if (cp.binaries.kubectl) process.stderr.write(`a kubectl of the same version: ${cp.binaries.kubectl}\n`);
     console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
   }
-  let hnc: Hnc | undefined;
   if (!flags['cluster-only']) {
     const given = new Set(tokens.filter((t) => t.kind === 'option').map((t) => t.name));
-    hnc = await startHncFromFlags(client, manager, logger, { local: !!cp, given });
+    // The local control plane reaches us on 127.0.0.1; another cluster through the Service only
+    // when HNC runs in it, else by a URL it is proven to reach (or no webhooks, loudly).
+    const webhooks = cp
+      ? webhookPlacement(manager, { inCluster: false, server: cp.server })
+      : webhookPlacement(manager, { inCluster, server: client.server });
+    hnc = await startHncFromFlags(client, manager, logger, { local: !!cp, given, webhooks });
   }
   const ports = hnc
     ? [
@@ -92,6 +108,7 @@ async function main(): Promise<void> {
         hnc.probePorts.metrics && `metrics on :${hnc.probePorts.metrics}`,
       ].filter(Boolean)
     : [];
+  if (hnc && !hnc.webhooks) ports.push('WITHOUT webhooks');
   process.stderr.write(`${hnc ? 'HNC is running' : 'running'}${ports.length ? ` (${ports.join(', ')})` : ''}; Ctrl-C stops\n`);
   runUntilSignal(async () => {
     await hnc?.stop();

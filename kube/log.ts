@@ -6,6 +6,8 @@
 // JSON lines are buffered (written every 4 KB, and at least once a second): a propagation pass
 // logs a line per copy, and one write call per line cost as much CPU as planning the copies. pino
 // flushes the buffer synchronously when the process exits.
+import { mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import pino, { type Logger } from 'pino';
 import pc from 'picocolors';
 import { logContext } from './log-context.js';
@@ -42,7 +44,14 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     return pino(options, { write: (chunk: string) => out.write(prettyLines(chunk, color)) });
   }
   if (opts.destination) return pino(options, opts.destination);
-  const dest = pino.destination({ dest: file ?? 2, sync: false, minLength: 4096, ...(file && { mkdir: true }) });
+  // The file is opened here, synchronously: a destination still opening when the process exits
+  // (a start-up error) would make pino's exit flush throw "sonic boom is not ready yet".
+  let fd = 2;
+  if (file) {
+    mkdirSync(dirname(file), { recursive: true });
+    fd = openSync(file, 'a');
+  }
+  const dest = pino.destination({ dest: fd, sync: false, minLength: 4096 });
   setInterval(() => {
     try {
       dest.flush();

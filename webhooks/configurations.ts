@@ -12,7 +12,7 @@
 //   calls isHncServiceAccount), so the API server skips those requests (matchConditions): the
 //   manager's copy, label and status writes never wait on, or load, its own webhook. The mutator is
 //   still called for them (it does not exempt HNC).
-import { Label, TREE_LABEL_SUFFIX, Webhook, WebhookConfiguration } from '../core/api/constants.js';
+import { GROUP, Label, TREE_LABEL_SUFFIX, Webhook, WebhookConfiguration } from '../core/api/constants.js';
 import { createHash } from 'node:crypto';
 import { isNotFound, type KubeClient } from '../kube/client.js';
 import { applyManifests, type Manifest } from '../kube/apply.js';
@@ -179,23 +179,77 @@ export function mutatingConfiguration(input: ConfigurationInput): Manifest {
 
 const HASH_ANNOTATION = 'hnc.x-k8s.io/configuration-hash';
 
+export const CONFIGURATION_PATHS = {
+  validating: `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${WebhookConfiguration.validating}`,
+  mutating: `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${WebhookConfiguration.mutating}`,
+} as const;
+
+/** A configuration as read back: what we wrote plus the API server's defaults. */
+export interface LiveConfiguration {
+  metadata: { annotations?: Record<string, string>; resourceVersion?: string };
+  webhooks?: Array<Record<string, unknown>>;
+}
+
 /**
- * Writes both configurations by server-side apply, each only when what we would write differs
- * from what we wrote last (a hash annotation says), so a restart sends no write at all.
+ * True when every field of `wanted` has the same value in `live` (objects compared field by field,
+ * arrays element by element): the API server adds defaults, so equality would never hold.
  */
-export async function applyConfigurations(client: KubeClient, input: ConfigurationInput): Promise<void> {
+export function contains(live: unknown, wanted: unknown): boolean {
+  if (Array.isArray(wanted)) return Array.isArray(live) && live.length === wanted.length && wanted.every((w, i) => contains(live[i], w));
+  if (wanted !== null && typeof wanted === 'object') {
+    if (live === null || typeof live !== 'object' || Array.isArray(live)) return false;
+    return Object.entries(wanted).every(([k, v]) => contains((live as Record<string, unknown>)[k], v));
+  }
+  return live === wanted;
+}
+
+/**
+ * Writes both configurations by server-side apply, each only when the live one differs from what
+ * we would write: missing (deleted by someone), edited, or written from other input (the hash
+ * annotation says), so a restart or a repair pass over intact configurations sends no write at all.
+ * `read` gives the live configuration (a watch cache; a GET by default). Returns the writes sent.
+ */
+export async function applyConfigurations(
+  client: KubeClient,
+  input: ConfigurationInput,
+  read: (path: string) => Promise<LiveConfiguration | undefined> = (path) =>
+    client.get<LiveConfiguration>(path).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e))),
+): Promise<number> {
   const wanted: Manifest[] = [];
   for (const m of [mutatingConfiguration(input), validatingConfiguration(input)]) {
     const hash = createHash('sha256').update(JSON.stringify(m)).digest('hex').slice(0, 32);
-    const path =
-      m.kind === 'MutatingWebhookConfiguration'
-        ? `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${m.metadata.name}`
-        : `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${m.metadata.name}`;
-    const live = await client
-      .get<{ metadata: { annotations?: Record<string, string> } }>(path)
-      .catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
-    if (live?.metadata.annotations?.[HASH_ANNOTATION] === hash) continue;
+    const live = await read(m.kind === 'MutatingWebhookConfiguration' ? CONFIGURATION_PATHS.mutating : CONFIGURATION_PATHS.validating);
+    if (live?.metadata.annotations?.[HASH_ANNOTATION] === hash && contains(live.webhooks, m.webhooks)) continue;
     wanted.push({ ...m, metadata: { ...m.metadata, annotations: { [HASH_ANNOTATION]: hash } } });
   }
   if (wanted.length) await applyManifests(client, wanted);
+  return wanted.length;
+}
+
+export const PROBE_PATH = '/probe-reachability';
+export const PROBE_LABEL = 'hnc.x-k8s.io/reachability-probe';
+
+/**
+ * What proves the API server reaches the webhook server before any webhook that fails closed is
+ * registered: the validating configuration holding only a probe webhook that fails open (Ignore)
+ * and matches only a dry-run namespace labelled with `nonce`.
+ */
+export function probeConfiguration(endpoint: Endpoint, caBundle: string | undefined, nonce: string): Manifest {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: WebhookConfiguration.validating },
+    webhooks: [
+      {
+        name: `reachability-probe.${GROUP}`,
+        clientConfig: clientConfig(endpoint, PROBE_PATH, caBundle),
+        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['namespaces'], scope: '*' }],
+        objectSelector: { matchLabels: { [PROBE_LABEL]: nonce } },
+        failurePolicy: 'Ignore',
+        timeoutSeconds: 5,
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      },
+    ],
+  };
 }

@@ -1,7 +1,7 @@
 // The admission webhooks of the manager: every handler decides from the same in-memory hierarchy
 // the reconcilers use (core/validation does the deciding); only SubjectAccessReviews and the odd
 // existence check go to the API server.
-import { Webhook } from '../core/api/constants.js';
+import { Webhook, WebhookConfiguration } from '../core/api/constants.js';
 import { isPropagating, type HierarchyConfiguration, type HNCConfiguration, type SubnamespaceAnchor } from '../core/api/types.js';
 import type { PropagationContext } from '../core/propagation/decide.js';
 import { conflictingDescendants } from '../core/propagation/decide.js';
@@ -25,7 +25,23 @@ import type { Logger } from '../kube/log.js';
 import type { Metrics } from '../kube/metrics.js';
 import { userCan } from './authz.js';
 import { InternalCertificates, certificatesFromDir, type ServingCerts } from './certs.js';
-import { applyConfigurations, serviceAccountsGroup, type Endpoint, type ObjectRule } from './configurations.js';
+import { randomBytes } from 'node:crypto';
+import { allow } from '../core/validation/decision.js';
+import { applyManifests } from '../kube/apply.js';
+import { Reflector } from '../kube/watch/reflector.js';
+import { sleep } from '../kube/watch/ratelimit.js';
+import type { KubeObject } from '../kube/watch/store.js';
+import {
+  applyConfigurations,
+  serviceAccountsGroup,
+  CONFIGURATION_PATHS,
+  probeConfiguration,
+  PROBE_LABEL,
+  PROBE_PATH,
+  type Endpoint,
+  type LiveConfiguration,
+  type ObjectRule,
+} from './configurations.js';
 import type { AdmissionRequest } from './review.js';
 import { WebhookServer } from './server.js';
 import { HIERARCHY_CONFIGURATION, HNC_CONFIGURATION, SUBNAMESPACE_ANCHOR } from './shapes.js';
@@ -49,8 +65,17 @@ export interface WebhookOptions {
   endpoint: (port: number) => Endpoint;
   /** A folder with tls.crt/tls.key (cert-manager); else certificates are managed internally. */
   certDir?: string;
-  /** Write the webhook configurations (default true). */
+  /** Write the webhook configurations (default true), and keep them: re-written within seconds if deleted or edited. */
   registerConfigurations?: boolean;
+  /**
+   * Before registering anything that fails closed, prove that the API server reaches the endpoint
+   * (a dry-run namespace through a probe webhook that fails open); start() throws
+   * WebhooksUnreachableError if it does not within `timeoutMs` (default 10 s). For URL endpoints
+   * outside the cluster.
+   */
+  verifyReachable?: boolean | { timeoutMs: number };
+  /** Delete the configurations on stop (a run outside the cluster: nothing must outlive it that refuses requests). */
+  removeOnStop?: boolean;
   propagation?: PropagationView;
   metrics?: Metrics;
   logger: Logger;
@@ -59,8 +84,24 @@ export interface WebhookOptions {
 /** Sockets for admission-time API calls: a handful of SubjectAccessReviews in flight at most, even under load. */
 const ADMISSION_SOCKETS = 32;
 
+/** The API server could not reach the webhook server: nothing that fails closed was registered. */
+export class WebhooksUnreachableError extends Error {
+  override name = 'WebhooksUnreachableError';
+}
+
+const REPAIR_BACKOFF = { initialMs: 200, maxMs: 30_000 };
+
 export class Webhooks {
   private server?: WebhookServer;
+  /** Watches of the two configurations: a deletion or an edit is repaired at once. */
+  private watches: Array<Reflector<KubeObject & LiveConfiguration>> = [];
+  private readonly stopper = new AbortController();
+  private repairing?: Promise<void>;
+  private repairAgain = false;
+  /** Configuration writes sent (each configuration written counts one). */
+  configurationWrites = 0;
+  private probeNonce?: string;
+  private probeSeen = false;
   private certs?: InternalCertificates;
   private serving?: ServingCerts;
   /** Unknown until the controller has resolved the configured types: nothing is registered before. */
@@ -106,9 +147,12 @@ export class Webhooks {
       cert: this.serving.cert,
       key: this.serving.key,
       isReady,
-      allowWhileStarting: new Set([Webhook.namespaceMutator.path]),
+      allowWhileStarting: new Set([Webhook.namespaceMutator.path, PROBE_PATH]),
       logger: opts.logger,
       onReview: (path, verdict, ms) => {
+        // The server answers the probe itself while the caches load (it needs none): any review on
+        // its path, registered only in the probe configuration, shows the API server reaches us.
+        if (path === PROBE_PATH && this.probeNonce !== undefined) this.probeSeen = true;
         const webhook = Object.values(Webhook).find((w) => w.path === path)?.name ?? path;
         opts.metrics?.webhookSeconds.observe({ webhook }, ms / 1000);
         if (!verdict.allowed) opts.metrics?.webhookDenials.inc({ webhook, reason: verdict.reason });
@@ -120,9 +164,20 @@ export class Webhooks {
       .route(Webhook.subnamespaceAnchors.path, (r) => validateAnchor(this.h, this.input<SubnamespaceAnchor>(r)), SUBNAMESPACE_ANCHOR)
       .route(Webhook.hierarchyConfigurations.path, (r) => this.hierarchy(r), HIERARCHY_CONFIGURATION)
       .route(Webhook.hncConfigurations.path, (r) => this.hncConfiguration(r), HNC_CONFIGURATION)
-      .route(Webhook.objects.path, (r) => this.object(r));
+      .route(Webhook.objects.path, (r) => this.object(r))
+      .route(PROBE_PATH, () => allow());
     this.port = await server.start();
     this.server = server;
+    if (opts.verifyReachable && opts.registerConfigurations !== false) {
+      try {
+        await this.probe(typeof opts.verifyReachable === 'object' ? opts.verifyReachable.timeoutMs : 10_000);
+      } catch (err) {
+        this.stopper.abort();
+        await server.stop();
+        throw err;
+      }
+    }
+    if (opts.registerConfigurations !== false) this.watchConfigurations();
     this.certs?.startRenewal((c) => {
       server.setCertificate(c.cert, c.key);
       this.serving = c;
@@ -133,8 +188,128 @@ export class Webhooks {
   }
 
   async stop(): Promise<void> {
+    this.stopper.abort();
     this.certs?.stop();
+    await Promise.all(this.watches.map((w) => w.stop()));
+    await this.repairing;
+    if (this.opts.removeOnStop && this.opts.registerConfigurations !== false) await this.removeConfigurations();
     await this.server?.stop();
+  }
+
+  /**
+   * Proves the API server reaches us: registers the probe configuration (fails open, matches only
+   * a namespace labelled with a fresh nonce), sends dry-run creations of such a namespace until the
+   * probe handler sees one, then leaves the probe for register() to replace. On failure the probe
+   * configuration is deleted and nothing else was registered.
+   */
+  private async probe(timeoutMs: number): Promise<void> {
+    const { client, logger } = this.opts;
+    const endpoint = this.opts.endpoint(this.port);
+    const where = 'url' in endpoint ? endpoint.url : `service ${endpoint.service.namespace}/${endpoint.service.name}`;
+    this.probeNonce = randomBytes(8).toString('hex');
+    this.probeSeen = false;
+    await applyManifests(client, [probeConfiguration(endpoint, this.serving?.ca, this.probeNonce)]);
+    const deadline = Date.now() + timeoutMs;
+    let lastError = '';
+    while (!this.probeSeen && Date.now() < deadline && !this.stopper.signal.aborted) {
+      try {
+        await client.request('POST', '/api/v1/namespaces', {
+          query: { dryRun: 'All' },
+          body: { metadata: { name: `hnc-reachability-probe-${this.probeNonce}`, labels: { [PROBE_LABEL]: this.probeNonce } } },
+        });
+      } catch (err) {
+        lastError = (err as Error).message;
+      }
+      // The API server picks up a new configuration within moments: ask again until it calls us.
+      if (!this.probeSeen) await sleep(250, this.stopper.signal).catch(() => undefined);
+    }
+    if (this.probeSeen) {
+      logger.info({ endpoint: where }, 'the API server reaches the webhooks');
+      return;
+    }
+    await client.delete(CONFIGURATION_PATHS.validating).catch(() => undefined);
+    throw new WebhooksUnreachableError(
+      `the API server at ${client.server} did not reach the webhooks at ${where} within ${timeoutMs / 1000} s` +
+        `${lastError ? ` (${lastError})` : ''}; no webhook was registered`,
+    );
+  }
+
+  /** Watches both configurations by name; any change or deletion queues a repair (written only if it differs). */
+  private watchConfigurations(): void {
+    const watch = (path: string, name: string) => {
+      const r = new Reflector<KubeObject & LiveConfiguration>({
+        client: this.opts.client,
+        path,
+        fieldSelector: `metadata.name=${name}`,
+        name,
+        logger: this.opts.logger,
+      });
+      r.addHandler(() => this.repair());
+      r.start();
+      return r;
+    };
+    this.watches = [
+      watch('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', WebhookConfiguration.validating),
+      watch('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', WebhookConfiguration.mutating),
+    ];
+  }
+
+  /** One repair pass at a time; a change during a pass runs another; failures retry with backoff until stop. */
+  private repair(): void {
+    if (this.stopper.signal.aborted || this.objectRules === undefined) return;
+    this.repairAgain = true;
+    if (this.repairing) return;
+    this.repairing = (async () => {
+      let delay = REPAIR_BACKOFF.initialMs;
+      while (this.repairAgain && !this.stopper.signal.aborted) {
+        this.repairAgain = false;
+        try {
+          await this.register();
+          delay = REPAIR_BACKOFF.initialMs;
+        } catch (err) {
+          this.opts.logger.warn({ err: (err as Error).message, delay }, 'could not repair the webhook configurations; retrying');
+          this.repairAgain = true;
+          await sleep(delay, this.stopper.signal).catch(() => undefined);
+          delay = Math.min(delay * 2, REPAIR_BACKOFF.maxMs);
+        }
+      }
+    })().finally(() => (this.repairing = undefined));
+  }
+
+  /** No repair running or due, and the watches hold both configurations (for tests). */
+  get configurationsSettled(): boolean {
+    return (
+      !this.repairing &&
+      !this.repairAgain &&
+      this.watches.length > 0 &&
+      this.watches.every((w) => w.hasSynced() && w.store.list().length === 1)
+    );
+  }
+
+  /** Deletes the configurations if they still point at this run's endpoint (never someone else's). */
+  private async removeConfigurations(): Promise<void> {
+    const endpoint = this.opts.endpoint(this.port);
+    const pointsHere = (w: Record<string, unknown>) => {
+      const cc = w.clientConfig as { url?: string; service?: { namespace?: string; name?: string } } | undefined;
+      if ('url' in endpoint) return cc?.url?.startsWith(endpoint.url.replace(/\/$/, '') + '/') === true;
+      return cc?.service?.namespace === endpoint.service.namespace && cc.service.name === endpoint.service.name;
+    };
+    for (const path of [CONFIGURATION_PATHS.validating, CONFIGURATION_PATHS.mutating]) {
+      try {
+        const live = await this.opts.client.get<LiveConfiguration>(path);
+        if (!(live.webhooks ?? []).every(pointsHere)) {
+          this.opts.logger.warn({ path }, 'not removing a webhook configuration that points elsewhere');
+          continue;
+        }
+        await this.opts.client.request('DELETE', path, {
+          body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion: live.metadata.resourceVersion } },
+        });
+        this.configurationWrites++;
+        this.opts.logger.info({ path }, 'removed the webhook configuration');
+      } catch (err) {
+        if (!isNotFound(err)) this.opts.logger.warn({ path, err: (err as Error).message }, 'could not remove the webhook configuration');
+      }
+    }
   }
 
   /** The kinds being propagated: the objects webhook guards exactly these. */
@@ -148,14 +323,27 @@ export class Webhooks {
   private async register(): Promise<void> {
     // Registering before the propagated kinds are known would empty the objects webhook's rules
     // (of a running cluster, on a restart) only to fill them again a moment later.
-    if (this.opts.registerConfigurations === false || this.objectRules === undefined) return;
-    await applyConfigurations(this.opts.client, {
-      endpoint: this.opts.endpoint(this.port),
-      caBundle: this.serving?.ca,
-      excludedNamespaces: [...this.h.policy.excluded],
-      objectRules: this.objectRules ?? [],
-      managerNamespace: this.opts.namespace,
-    });
+    if (this.opts.registerConfigurations === false || this.objectRules === undefined || this.stopper.signal.aborted) return;
+    let written = 0;
+    try {
+      // Read fresh (a GET each), not from the watches: a cache a moment behind our own last write
+      // would make a pass write the same configuration twice.
+      written = await applyConfigurations(this.opts.client, {
+        endpoint: this.opts.endpoint(this.port),
+        caBundle: this.serving?.ca,
+        excludedNamespaces: [...this.h.policy.excluded],
+        objectRules: this.objectRules ?? [],
+        managerNamespace: this.opts.namespace,
+      });
+    } catch (err) {
+      this.opts.metrics?.apiWrites.inc({ verb: 'patch', result: 'error' });
+      throw err;
+    }
+    if (written) {
+      this.configurationWrites += written;
+      this.opts.metrics?.apiWrites.inc({ verb: 'patch', result: 'success' }, written);
+      this.opts.logger.info({ written }, 'wrote the webhook configurations');
+    }
   }
 
   private input<T>(r: AdmissionRequest): AdmissionInput<T> {

@@ -122,7 +122,7 @@ export class TypePropagator {
     const type = this.context().type;
     for (const source of this.sources)
       for (const w of sourceWarnings(source.object, type))
-        void this.deps.events.warn(this.target(source.object as Obj), w.reason, w.message);
+        void this.deps.events.warn(this.copies.target(source.object as Obj), w.reason, w.message);
   }
 
   get currentMode(): PropagationMode {

@@ -301,6 +301,45 @@ describe('webhooks', () => {
     expect(JSON.stringify(namespaces.namespaceSelector)).toContain('kube-system');
   });
 
+  it('re-creates deleted webhook configurations within seconds, writing each once', async () => {
+    const wh = hnc.webhooks!;
+    await eventually(async () => (wh.configurationsSettled ? true : undefined), 'the configurations to be in place');
+    const writes = wh.configurationWrites;
+    const paths = [
+      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hnc-validating-webhook-configuration',
+      '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/hnc-mutating-webhook-configuration',
+    ];
+    const uids = await Promise.all(paths.map(async (p) => (await cluster.admin.get<{ metadata: { uid: string } }>(p)).metadata.uid));
+    const t0 = performance.now();
+    for (const p of paths) await cluster.admin.delete(p);
+    const repairMs = await Promise.all(
+      paths.map((p, i) =>
+        eventually(
+          async () => {
+            const live = await cluster.admin.get<{ metadata: { uid: string } }>(p).catch(() => undefined);
+            return live && live.metadata.uid !== uids[i] ? performance.now() - t0 : undefined;
+          },
+          `${p} to be re-created`,
+          10_000,
+        ),
+      ),
+    );
+    console.log(`webhook configurations re-created ${repairMs.map((ms) => `${ms.toFixed(0)} ms`).join(' and ')} after their deletion`);
+    // Guarding again: a cycle is refused.
+    const a = await cluster.namespace('repair-a');
+    const b = await cluster.namespace('repair-b');
+    await setParent(cluster.admin, b, a);
+    await eventuallyEqual(() => treeDepths(cluster.admin, b), { [b]: 0, [a]: 1 }, 'b under a');
+    const tryCycle = () => kubectl(cluster.kubeconfigPath, ['apply', '--dry-run=server', '-f', '-'], JSON.stringify(hc(a, b)));
+    await eventually(
+      async () => ((await tryCycle()).stderr.includes('illegal parent: cycle') ? true : undefined),
+      'the cycle to be refused',
+    );
+    // One write per configuration deleted, and none once the watches have seen them back.
+    await eventually(async () => (wh.configurationsSettled ? true : undefined), 'the repair to settle');
+    expect(wh.configurationWrites - writes).toBe(2);
+  });
+
   it('keeps its serving certificate in a Secret and renews it before expiry, keeping the CA', async () => {
     const client = await KubeClient.fromKubeconfig((await mintUser(inject('stateDir'), MANAGER_USER, MANAGER_GROUPS)).kubeconfigPath);
     // The running HNC's own Secret (its RBAC allows no other), with the names it was issued for.
