@@ -4,11 +4,12 @@
 // registers a URL only after proving the API server reaches it, and removes it when it stops.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalControlPlane } from '../../local-cluster/index.js';
 import { KubeClient, isNotFound } from '../../kube/client.js';
 import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
 import { eventually, kubectl } from '../support/cluster.js';
+import { setParent } from '../support/hnc.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const VALIDATING = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hnc-validating-webhook-configuration';
@@ -26,8 +27,15 @@ beforeAll(async () => {
   await installRbac(admin);
   managerKubeconfig = (await cp.mintUser(MANAGER_USER, MANAGER_GROUPS)).kubeconfigPath;
 }, 180_000);
+afterEach(async () => {
+  // A test that failed midway leaves its HNC running: stop it (it removes its configurations).
+  for (const c of children)
+    if (c.exitCode === null && c.signalCode === null) {
+      c.kill('SIGINT');
+      await new Promise((resolve) => c.once('exit', resolve));
+    }
+});
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   await cp?.stop();
 });
 
@@ -83,10 +91,7 @@ describe('HNC run outside the cluster it manages', () => {
     // The cluster works, and HNC guards it: a cycle is refused.
     await admin.create('/api/v1/namespaces', { metadata: { name: 'outside-a' } });
     await admin.create('/api/v1/namespaces', { metadata: { name: 'outside-b' } });
-    await admin.create('/apis/hnc.x-k8s.io/v1alpha2/namespaces/outside-b/hierarchyconfigurations', {
-      metadata: { name: 'hierarchy' },
-      spec: { parent: 'outside-a' },
-    });
+    await setParent(admin, 'outside-b', 'outside-a');
     const cycle = JSON.stringify({
       apiVersion: 'hnc.x-k8s.io/v1alpha2',
       kind: 'HierarchyConfiguration',
