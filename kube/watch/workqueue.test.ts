@@ -242,6 +242,29 @@ describe('WorkQueue', () => {
     await q.shutdown();
   });
 
+  it('lets the event loop in between slices of handlers that finish without I/O', async () => {
+    const q = new WorkQueue();
+    let done = 0;
+    const busy = (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until);
+    };
+    for (let i = 0; i < 100; i++) q.add(`k${i}`);
+    const all = new Promise<void>((resolve) =>
+      q.run(() => {
+        busy(0.5);
+        if (++done === 100) resolve();
+      }, 4),
+    );
+    // Work from outside the queue (an admission review, a watch event) gets a turn long before
+    // the 50 ms of handlers are over; without slices every handler would run first.
+    const seenAt = await new Promise<number>((resolve) => setImmediate(() => resolve(done)));
+    expect(seenAt).toBeGreaterThan(0);
+    expect(seenAt).toBeLessThan(100);
+    await all;
+    expect(done).toBe(100);
+  });
+
   it('reports metrics through hooks', async () => {
     vi.useFakeTimers();
     const metrics = { add: vi.fn(), retry: vi.fn(), depth: vi.fn(), done: vi.fn() };

@@ -56,6 +56,13 @@ export interface QueueStats {
   retries: number;
 }
 
+/**
+ * How long queue work may run in one turn of the event loop before it lets the loop go on. Shared
+ * by every queue of the process: each yields once the turn's slice, whoever started it, is used.
+ */
+const SLICE_MS = 5;
+const slice = { open: false, start: 0 };
+
 const DEFAULT_ITEM_BACKOFF: BackoffOptions = { initialMs: 5, maxMs: 1_000_000 };
 const DEFAULT_RETRY_LIMIT: TokenBucketOptions = { qps: 10, burst: 100 };
 
@@ -200,14 +207,27 @@ export class WorkQueue {
   }
 
   // Handlers start from a microtask, never inside add(): a caller such as a reflector's event
-  // handler must not find a reconcile running in the middle of its own call.
+  // handler must not find a reconcile running in the middle of its own call. Handlers that finish
+  // without I/O (a namespace with nothing to write) would chain through microtasks and drain the
+  // whole queue in one go, so once a slice of the event loop's turn has been used (SLICE_MS) the
+  // next start waits for the loop's next turn (setImmediate): admission reviews, watch events and
+  // answers are served between slices. Nothing is decided differently, only later.
   private schedulePump(): void {
     if (this.pumpScheduled || !this.handler) return;
     this.pumpScheduled = true;
-    queueMicrotask(() => {
+    const run = () => {
       this.pumpScheduled = false;
       this.pump();
-    });
+    };
+    const now = performance.now();
+    if (!slice.open) {
+      // The first queue work of this turn of the loop: the slice ends with the turn.
+      slice.open = true;
+      slice.start = now;
+      setImmediate(() => (slice.open = false));
+    }
+    if (now - slice.start < SLICE_MS) queueMicrotask(run);
+    else setImmediate(run);
   }
 
   private pump(): void {
