@@ -2,22 +2,7 @@
 // the reconcilers use (core/validation does the deciding); only SubjectAccessReviews and the odd
 // existence check go to the API server.
 import { Webhook, WebhookConfiguration } from '../core/api/constants.js';
-import { isPropagating, type HierarchyConfiguration, type HNCConfiguration, type SubnamespaceAnchor } from '../core/api/types.js';
-import type { PropagationContext } from '../core/propagation/decide.js';
-import { conflictingDescendants } from '../core/propagation/decide.js';
-import type { PropagatableObject } from '../core/propagation/copy.js';
-import { validateAnchor } from '../core/validation/anchor.js';
-import type { AdmissionInput, Decision } from '../core/validation/decision.js';
-import {
-  isPending,
-  validateHierarchyConfiguration,
-  type CheckAnswer,
-  type HierarchyVerdict,
-} from '../core/validation/hierarchy-configuration.js';
-import { isGroupName, validateHncConfiguration } from '../core/validation/hnc-configuration.js';
-import { mutateNamespace, type NamespaceInput } from '../core/validation/namespace-mutator.js';
-import { validateNamespace } from '../core/validation/namespace.js';
-import { validateObject } from '../core/validation/objects.js';
+import { isPropagating } from '../core/api/types.js';
 import { isNotFound, segment, type KubeClient } from '../kube/client.js';
 import { Discovery } from '../kube/discovery.js';
 import type { HierarchyCache } from '../kube/hierarchy-cache.js';
@@ -33,7 +18,6 @@ import { sleep } from '../kube/watch/ratelimit.js';
 import type { KubeObject } from '../kube/watch/store.js';
 import {
   applyConfigurations,
-  serviceAccountsGroup,
   CONFIGURATION_PATHS,
   probeConfiguration,
   PROBE_LABEL,
@@ -42,17 +26,11 @@ import {
   type LiveConfiguration,
   type ObjectRule,
 } from './configurations.js';
-import type { AdmissionRequest } from './review.js';
+import { AdmissionHandlers, type AdmissionLookups, type PropagationView } from './handlers.js';
 import { WebhookServer } from './server.js';
 import { HIERARCHY_CONFIGURATION, HNC_CONFIGURATION, SUBNAMESPACE_ANCHOR } from './shapes.js';
 
-/** What the webhooks need to know about propagation (supplied by the controller in the same process). */
-export interface PropagationView {
-  /** The propagation context of a type by group and resource, if it is handled at all. */
-  context(group: string, resource: string): PropagationContext | undefined;
-  /** The kinds propagated now: an HNCConfiguration change is checked only for kinds new to it. */
-  propagatingKinds(): Array<{ group: string; kind: string }>;
-}
+export type { PropagationView } from './handlers.js';
 
 export interface WebhookOptions {
   client: KubeClient;
@@ -112,11 +90,19 @@ export class Webhooks {
    * connections of their own: never queued behind the controller's writes (docs/webhooks.md).
    */
   private readonly api: KubeClient;
+  /** What each webhook answers (the server only routes to it). */
+  readonly handlers: AdmissionHandlers;
   port = 0;
 
   constructor(private readonly opts: WebhookOptions) {
     this.api = opts.client.withOwnConnections(ADMISSION_SOCKETS);
     this.discovery = new Discovery(this.api);
+    this.handlers = new AdmissionHandlers({
+      hierarchy: () => opts.cache.hierarchy,
+      namespace: opts.namespace,
+      propagation: opts.propagation,
+      lookups: this.lookups(),
+    });
   }
 
   private get h() {
@@ -159,12 +145,12 @@ export class Webhooks {
       },
     });
     server
-      .route(Webhook.namespaceMutator.path, (r) => mutateNamespace(this.h, this.input<NamespaceInput>(r)))
-      .route(Webhook.namespaces.path, (r) => this.withChecks(r, validateNamespace(this.h, this.input<NamespaceInput>(r))))
-      .route(Webhook.subnamespaceAnchors.path, (r) => validateAnchor(this.h, this.input<SubnamespaceAnchor>(r)), SUBNAMESPACE_ANCHOR)
-      .route(Webhook.hierarchyConfigurations.path, (r) => this.hierarchy(r), HIERARCHY_CONFIGURATION)
-      .route(Webhook.hncConfigurations.path, (r) => this.hncConfiguration(r), HNC_CONFIGURATION)
-      .route(Webhook.objects.path, (r) => this.object(r))
+      .route(Webhook.namespaceMutator.path, (r) => this.handlers.mutateNamespace(r))
+      .route(Webhook.namespaces.path, (r) => this.handlers.namespace(r))
+      .route(Webhook.subnamespaceAnchors.path, (r) => this.handlers.anchor(r), SUBNAMESPACE_ANCHOR)
+      .route(Webhook.hierarchyConfigurations.path, (r) => this.handlers.hierarchyConfiguration(r), HIERARCHY_CONFIGURATION)
+      .route(Webhook.hncConfigurations.path, (r) => this.handlers.hncConfiguration(r), HNC_CONFIGURATION)
+      .route(Webhook.objects.path, (r) => this.handlers.object(r))
       .route(PROBE_PATH, () => allow());
     this.port = await server.start();
     this.server = server;
@@ -346,65 +332,17 @@ export class Webhooks {
     }
   }
 
-  private input<T>(r: AdmissionRequest): AdmissionInput<T> {
-    const groups = r.userInfo.groups ?? [];
+  /** The API server calls the handlers' decisions wait on, over the webhooks' own connections. */
+  private lookups(): AdmissionLookups {
     return {
-      operation: r.operation,
-      name: r.name,
-      namespace: r.namespace,
-      object: (r.object ?? undefined) as T | undefined,
-      oldObject: (r.oldObject ?? undefined) as T | undefined,
-      userInfo: r.userInfo,
-      // HNC's own service accounts are exempt from every validator; no other identity is.
-      isHncServiceAccount: groups.includes(serviceAccountsGroup(this.opts.namespace)),
+      userCan: (user, check) => userCan(this.api, user, check),
+      namespaceExists: (name) =>
+        this.api.get(`/api/v1/namespaces/${segment(name)}`).then(
+          () => true,
+          (e: unknown) => (isNotFound(e) ? false : Promise.reject(e)),
+        ),
+      // The reconciler's resolver: both agree on what a configuration names.
+      resolver: (groups) => this.discovery.resolver(groups),
     };
-  }
-
-  private hierarchy(r: AdmissionRequest): Promise<Decision> {
-    return this.withChecks(r, validateHierarchyConfiguration(this.h, this.input<HierarchyConfiguration>(r)));
-  }
-
-  /** Runs the server checks a verdict still needs (SubjectAccessReviews, existence) and completes it. */
-  private async withChecks(r: AdmissionRequest, verdict: HierarchyVerdict): Promise<Decision> {
-    if (!isPending(verdict)) return verdict;
-    const answers = await Promise.all(
-      verdict.checks.map(async (check): Promise<CheckAnswer> => {
-        try {
-          if (check.kind === 'authorize') return { allowed: await userCan(this.api, r.userInfo, check.review.resourceAttributes) };
-          const exists = await this.api.get(`/api/v1/namespaces/${segment(check.namespace)}`).then(
-            () => true,
-            (e: unknown) => (isNotFound(e) ? false : Promise.reject(e)),
-          );
-          return { exists };
-        } catch (err) {
-          return { error: (err as Error).message };
-        }
-      }),
-    );
-    return verdict.complete(answers);
-  }
-
-  private async hncConfiguration(r: AdmissionRequest): Promise<Decision> {
-    const input = this.input<HNCConfiguration>(r);
-    // Discovery answers for the groups the new spec names, fetched before the pure decision (the
-    // reconciler's resolver: both agree on what the configuration names). A group that is not a
-    // DNS subdomain is refused by the validator; it is never put into a URL.
-    const groups = (input.object?.spec?.resources ?? []).map((x) => x.group ?? '').filter((g) => g === '' || isGroupName(g));
-    const resolve = await this.discovery.resolver(groups);
-    const propagating = this.opts.propagation?.propagatingKinds() ?? [];
-    return validateHncConfiguration(this.h, input, {
-      resolve,
-      propagating,
-    });
-  }
-
-  private object(r: AdmissionRequest): Decision {
-    const ctx = this.opts.propagation?.context(r.resource.group, r.resource.resource);
-    const propagating = ctx !== undefined && isPropagating(ctx.type.mode);
-    return validateObject(this.h, this.input<PropagatableObject>(r), {
-      resource: { group: r.resource.group, resource: r.resource.resource },
-      propagating,
-      overwrittenIn: ctx ? (ns, name, obj) => conflictingDescendants(ctx, ns, name, obj) : undefined,
-    });
   }
 }
