@@ -45,7 +45,7 @@ class Lookups {
   }
 
   resolver(groups: readonly string[]): Promise<ResourceResolver> {
-    this.asked.push(`discover ${groups.map((g) => g || '(core)').join(',')}`);
+    this.asked.push(`discover ${groups.map((g) => g || '(core)').join(',') || '(none)'}`);
     return Promise.resolve(
       (group, resource) => this.groups.get(group)?.[resource] ?? { error: `no matches for ${group}/, Resource=${resource}` },
     );
@@ -126,6 +126,10 @@ describe('AdmissionHandlers', () => {
     expect(lookups.asked).toEqual(['discover (core)', 'discover x.io']);
     expect(verdict.allowed).toBe(false);
     expect(verdict.allowed === false && verdict.message).toMatch(/no matches for x\.io\/, Resource=widgets/);
+    // A group that is not a name never reaches discovery (nor a URL): the validator refuses it.
+    const climbing = await hs.hncConfiguration(config([{ group: '../../api/v1', resource: 'secrets' }]));
+    expect(lookups.asked.at(-1)).toBe('discover (none)');
+    expect(climbing.allowed).toBe(false);
   });
 
   it('guards the copies of a propagated type only, and only while it propagates', () => {
