@@ -3,7 +3,7 @@
 // mode reach the validators. The validators themselves are core/validation's (tested there); the
 // HTTPS server is server.test.ts's; the real API server's side is test/integration's.
 import { describe, expect, it } from 'vitest';
-import { API_VERSION, Kind, Label, PropagationMode, Singleton } from '../core/api/constants.js';
+import { Annotation, API_VERSION, Kind, Label, PropagationMode, Singleton } from '../core/api/constants.js';
 import type { Hierarchy } from '../core/hierarchy/hierarchy.js';
 import { hierarchy } from '../core/hierarchy/testing.js';
 import { SourceSet } from '../core/propagation/decide.js';
@@ -94,6 +94,29 @@ describe('AdmissionHandlers', () => {
 
     lookups.allowed.add('c');
     expect(await hs.hierarchyConfiguration(hcReview('b', 'c'))).toMatchObject({ allowed: true });
+  });
+
+  it('asks whether the requester may re-parent before a namespace is grafted under a parent (the mutator recorded it)', async () => {
+    const { handlers: hs, lookups } = handlers(hierarchy('a'));
+    const graft = review({
+      resource: { group: '', version: 'v1', resource: 'namespaces' },
+      operation: 'CREATE',
+      name: 'x',
+      object: {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: {
+          name: 'x',
+          labels: { [Label.includedNamespace]: 'true' },
+          annotations: { [Annotation.subnamespaceOf]: 'a', [Annotation.graftedBy]: 'alice' },
+        },
+      },
+    });
+    const refused = await hs.namespace(graft);
+    expect(lookups.asked).toEqual(['can alice update hnc.x-k8s.io/hierarchyconfigurations in a']);
+    expect(refused.allowed).toBe(false);
+    lookups.allowed.add('a');
+    expect(await hs.namespace(graft)).toMatchObject({ allowed: true });
   });
 
   it('turns a lookup that fails into a denial that says why, never a crash', async () => {
