@@ -13,14 +13,27 @@ describe('manager flags', () => {
       '--max-reconciles=10',
     ];
     expect(withoutIgnoredHncFlags(argv)).toEqual({
-      args: ['--excluded-namespace=kube-system', '--max-reconciles=10'],
-      ignored: ['enable-internal-cert-management', 'cert-restart-on-secret-refresh', 'enable-stackdriver', 'hrq-sync-interval'],
+      args: ['--excluded-namespace=kube-system', '--hrq-sync-interval', '1m', '--max-reconciles=10'],
+      ignored: ['enable-internal-cert-management', 'cert-restart-on-secret-refresh', 'enable-stackdriver'],
     });
     const flags = parseManagerFlags(argv);
     expect(flags.workers).toBe(10);
     expect(flags.objectWorkers).toBe(32);
     expect(parseManagerFlags(['--max-object-reconciles', '8']).objectWorkers).toBe(8);
     expect(flags.policy.isManaged('kube-system')).toBe(false);
+  });
+
+  it('enables hierarchical quotas with --enable-hrq, re-checked every --hrq-sync-interval', () => {
+    expect(parseManagerFlags([]).hrq).toBeUndefined();
+    expect(parseManagerFlags(['--enable-hrq=false', '--hrq-sync-interval=5s']).hrq).toBeUndefined();
+    expect(parseManagerFlags(['--enable-hrq']).hrq).toEqual({ syncIntervalMs: 60_000 });
+    expect(parseManagerFlags(['--enable-hrq=true', '--hrq-sync-interval', '1m30s']).hrq).toEqual({ syncIntervalMs: 90_000 });
+    expect(parseManagerFlags(['--enable-hrq', '--hrq-sync-interval=0']).hrq).toEqual({ syncIntervalMs: 0 });
+    expect(parseManagerFlags(['--enable-hrq', '--hrq-sync-interval=500ms']).hrq).toEqual({ syncIntervalMs: 500 });
+    expect(() => parseManagerFlags(['--enable-hrq', '--hrq-sync-interval=soon'])).toThrow(
+      '--hrq-sync-interval must be a duration such as 30s, 1m or 1m30s, not "soon"',
+    );
+    expect(() => parseManagerFlags(['--enable-hrq=yes'])).toThrow('--enable-hrq takes true or false, not "yes"');
   });
 
   it('parses no-propagation labels and refuses malformed ones', () => {

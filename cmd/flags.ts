@@ -31,6 +31,8 @@ export interface ManagerFlags {
   leaseSeconds: number;
   healthAddress: string;
   metricsAddress: string;
+  /** Hierarchical resource quotas: off unless --enable-hrq. */
+  hrq?: { syncIntervalMs: number };
 }
 
 export const MANAGER_FLAG_HELP = `Manager flags (as HNC's unless marked):
@@ -60,6 +62,8 @@ export const MANAGER_FLAG_HELP = `Manager flags (as HNC's unless marked):
   --leader-election-lease-seconds N  (hnc-ts) lease duration (default 15; renewal deadline 2/3 of it)
   --health-probe-bind-address ADDR   /healthz and /readyz (default :8081; empty disables)
   --metrics-addr ADDR                /metrics (default :8080; empty disables)
+  --enable-hrq                       hierarchical resource quotas: their controller and webhooks (docs/hrq.md)
+  --hrq-sync-interval DURATION       how often every HRQ and quota singleton is re-checked (default 1m; 0 never)
 `;
 
 export const managerFlagOptions = {
@@ -84,6 +88,8 @@ export const managerFlagOptions = {
   'leader-election-lease-seconds': { type: 'string' },
   'health-probe-bind-address': { type: 'string' },
   'metrics-addr': { type: 'string' },
+  'enable-hrq': { type: 'boolean' },
+  'hrq-sync-interval': { type: 'string' },
 } as const;
 
 type Values = Partial<Record<keyof typeof managerFlagOptions, string | string[] | boolean | undefined>>;
@@ -115,6 +121,17 @@ function webhookHost(v: string | undefined): string | undefined {
   if (!/^[A-Za-z0-9.:-]+$/.test(v) || v.startsWith('-'))
     throw new FlagError(`--webhook-host must be a host name or an IP address, not ${JSON.stringify(v)}`);
   return v;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A Go duration as HNC's flags take it ("1m", "30s", "1m30s", "500ms", "0"), in milliseconds. */
+export function parseDuration(text: string, flag: string): number {
+  if (text === '0') return 0;
+  const parts = [...text.matchAll(/([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text)
+    throw new FlagError(`--${flag} must be a duration such as 30s, 1m or 1m30s, not ${JSON.stringify(text)}`);
+  return Math.round(parts.reduce((ms, p) => ms + Number(p[1]) * DURATION_UNITS[p[2]!]!, 0));
 }
 
 export function managerFlagsFrom(values: Values): ManagerFlags {
@@ -150,6 +167,10 @@ export function managerFlagsFrom(values: Values): ManagerFlags {
     leaseSeconds: wholeNumber(values['leader-election-lease-seconds'], 'leader-election-lease-seconds', 15, 2),
     healthAddress: (values['health-probe-bind-address'] as string | undefined) ?? ':8081',
     metricsAddress: (values['metrics-addr'] as string | undefined) ?? ':8080',
+    hrq:
+      values['enable-hrq'] === true
+        ? { syncIntervalMs: parseDuration((values['hrq-sync-interval'] as string | undefined) ?? '1m', 'hrq-sync-interval') }
+        : undefined,
   };
 }
 
@@ -164,10 +185,9 @@ const IGNORED_HNC_BOOLEANS = [
   'suppress-object-tags',
   'debug-logs',
   'enable-test-log',
-  'enable-hrq',
   'webhooks-only',
 ];
-const IGNORED_HNC_VALUES = ['hrq-sync-interval', 'apiextension-addr'];
+const IGNORED_HNC_VALUES = ['apiextension-addr'];
 
 /** Removes the HNC flags hnc-ts ignores; returns the rest and the names it removed. */
 export function withoutIgnoredHncFlags(argv: readonly string[]): { args: string[]; ignored: string[] } {
@@ -176,6 +196,12 @@ export function withoutIgnoredHncFlags(argv: readonly string[]): { args: string[
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const m = /^--([^=]+)(=.*)?$/.exec(a);
+    // Go's flag package takes --enable-hrq=true/false; parseArgs only the bare form.
+    if (m?.[1] === 'enable-hrq' && m[2] !== undefined) {
+      if (m[2] === '=true') args.push('--enable-hrq');
+      else if (m[2] !== '=false') throw new FlagError(`--enable-hrq takes true or false, not ${JSON.stringify(m[2].slice(1))}`);
+      continue;
+    }
     if (m && IGNORED_HNC_BOOLEANS.includes(m[1]!)) {
       ignored.push(m[1]!);
       continue;

@@ -8,6 +8,8 @@ import type { HierarchyPolicy } from '../core/hierarchy/policy.js';
 import type { PropagationOptions } from '../core/propagation/decide.js';
 import type { KubeClient } from '../kube/client.js';
 import { HierarchyCache } from '../kube/hierarchy-cache.js';
+import { QuotaCache } from '../kube/quota-cache.js';
+import { identityWithAddress, QuotaRouter } from '../webhooks/hrq-router.js';
 import { LeaderElector } from '../kube/leader.js';
 import type { Logger } from '../kube/log.js';
 import { Metrics } from '../kube/metrics.js';
@@ -42,6 +44,8 @@ export interface HncOptions {
       };
   /** Reconcile only while holding this Lease (in HNC's namespace). */
   leaderElection?: { id: string; identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  /** Hierarchical resource quotas (--enable-hrq): off when absent. */
+  hrq?: { syncIntervalMs: number };
   /** Listen addresses for /healthz+/readyz and /metrics (empty: off). */
   healthAddress?: string;
   metricsAddress?: string;
@@ -73,6 +77,7 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
     },
   });
   let leading = !opts.leaderElection;
+  const quotas = opts.hrq ? new QuotaCache(opts.client, cache, opts.logger) : undefined;
   const m = new Manager({
     client: opts.client,
     policy: opts.policy,
@@ -84,9 +89,16 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
     propagation: opts.propagation,
     isLeader: () => leading,
     metrics,
+    hrq: opts.hrq && quotas ? { syncIntervalMs: opts.hrq.syncIntervalMs, quotas } : undefined,
   });
   manager = m;
   let webhooks: Webhooks | undefined;
+  let leader: LeaderElector | undefined;
+  // Several replicas (leader election) judge usage raises in one place, the leader (docs/hrq.md).
+  const quotaRouter =
+    quotas && opts.webhooks && opts.leaderElection
+      ? new QuotaRouter({ isLeader: () => leading, holder: () => leader?.holder, ca: () => webhooks?.ca })
+      : undefined;
   if (opts.webhooks) {
     webhooks = new Webhooks({
       client: opts.client,
@@ -99,6 +111,8 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       verifyReachable: opts.webhooks.verifyReachable,
       removeOnStop: opts.webhooks.removeOnStop,
       propagation: { context: (g, r) => m.config.context(g, r), propagatingKinds: () => m.config.propagatingKinds() },
+      quotas,
+      quotaRouter,
       metrics,
       logger: opts.logger.child({ component: 'webhooks' }),
     });
@@ -115,14 +129,18 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
   const health = await serveProbes(opts.healthAddress ?? '', { ready: () => cache.synced });
   const metricsServer = await serveProbes(opts.metricsAddress ?? '', { registry: metrics.registry });
   await cache.start();
+  // Every replica keeps the quota caches: its webhooks judge usage from them.
+  await quotas?.start();
   await m.start();
-  let leader: LeaderElector | undefined;
   if (opts.leaderElection) {
+    const base = opts.leaderElection.identity ?? `${hostname()}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+    // The leader's webhook address rides in its identity, for the followers to forward raises to.
+    const advertised = process.env.POD_IP ?? (opts.webhooks ? opts.webhooks.host : undefined) ?? '127.0.0.1';
     leader = new LeaderElector({
       client: opts.client,
       namespace: opts.namespace,
       name: opts.leaderElection.id,
-      identity: opts.leaderElection.identity ?? `${hostname()}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`,
+      identity: quotaRouter && webhooks ? identityWithAddress(base, `https://${advertised}:${webhooks.port}`) : base,
       leaseDurationMs: opts.leaderElection.leaseDurationMs,
       renewDeadlineMs: opts.leaderElection.renewDeadlineMs,
       retryPeriodMs: opts.leaderElection.retryPeriodMs,
@@ -151,6 +169,7 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
         await m.stop(); // drains in-flight reconciles
         await leader?.stop(); // then hands the lease over
         await webhooks?.stop();
+        await quotas?.stop();
         await cache.stop();
         await health?.close();
         await metricsServer?.close();

@@ -101,6 +101,7 @@ function startHncWith(client: KubeClient, manager: ManagerFlags, logger: Logger,
     objectWorkers: manager.objectWorkers,
     qps: manager.qps,
     propagation: manager.propagation,
+    hrq: manager.hrq,
     webhooks:
       w.by === 'none'
         ? false

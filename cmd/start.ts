@@ -54,6 +54,8 @@ async function main(): Promise<void> {
     return;
   }
   const manager = managerFlagsFrom(flags);
+  // A trial user sees hierarchical quotas work unless they say --enable-hrq=false.
+  if (!process.argv.some((a) => a.startsWith('--enable-hrq'))) manager.hrq = managerFlagsFrom({ ...flags, 'enable-hrq': true }).hrq;
   const logger = createLogger({ name: 'hnc' });
   if (ignored.length) logger.warn({ flags: ignored }, 'ignoring HNC flags that hnc-ts does not need');
   const given = flags.kubeconfig ?? process.env.KUBECONFIG;

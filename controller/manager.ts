@@ -14,6 +14,8 @@ import { ConfigController } from './config/reconciler.js';
 import { EventRecorder } from '../kube/events.js';
 import type { PropagationOptions } from '../core/propagation/decide.js';
 import { HierarchyReconciler } from './hierarchy/reconciler.js';
+import { HrqController } from './hrq/controller.js';
+import { QuotaCache } from '../kube/quota-cache.js';
 
 export interface ManagerOptions {
   client: KubeClient;
@@ -35,6 +37,8 @@ export interface ManagerOptions {
    */
   isLeader?: () => boolean;
   metrics?: Metrics;
+  /** Hierarchical resource quotas (--enable-hrq); off when absent. */
+  hrq?: { syncIntervalMs: number; quotas?: QuotaCache };
 }
 
 export class Manager {
@@ -47,6 +51,8 @@ export class Manager {
   private readonly isLeader: () => boolean;
   private readonly events: EventRecorder;
   private readonly unsubscribe: () => void;
+  /** The HRQ reconcilers and their caches, when HRQs are enabled. */
+  readonly hrq?: { controller: HrqController; quotas: QuotaCache; ownsQuotas: boolean };
 
   constructor(private readonly opts: ManagerOptions) {
     this.log = opts.logger ?? createLogger({ name: 'hnc-manager' });
@@ -76,6 +82,19 @@ export class Manager {
       isLeader: this.isLeader,
       metrics: opts.metrics,
     });
+    if (opts.hrq) {
+      const quotas = opts.hrq.quotas ?? new QuotaCache(opts.client, this.cache, this.log);
+      const controller = new HrqController({
+        quotas,
+        writer: this.writer,
+        events,
+        log: this.log.child({ reconciler: 'hrq' }),
+        workers: opts.workers ?? 10,
+        syncIntervalMs: opts.hrq.syncIntervalMs,
+        isLeader: this.isLeader,
+      });
+      this.hrq = { controller, quotas, ownsQuotas: !opts.hrq.quotas };
+    }
   }
 
   get hierarchy() {
@@ -99,6 +118,10 @@ export class Manager {
     this.queues.namespaces.run((key) => this.guard('hierarchy', key, () => hierarchy.reconcile(key)), workers);
     this.queues.anchors.run((key) => this.guard('anchor', key, () => anchors.reconcile(key)), workers);
     await this.config.start();
+    if (this.hrq) {
+      await this.hrq.quotas.start();
+      await this.hrq.controller.start();
+    }
     this.log.info({ namespaces: this.hierarchy.namespaceNames().length }, 'caches synced; reconcilers running');
   }
 
@@ -107,6 +130,7 @@ export class Manager {
     for (const ns of this.hierarchy.namespaceNames()) this.queues.namespaces.add(ns);
     for (const a of this.hierarchy.anchorKeys()) this.queues.anchors.add(a);
     this.config.resyncAll();
+    this.hrq?.controller.resyncAll();
   }
 
   /** Stops taking work, lets in-flight reconciles finish, and stops the caches (if ours). */
@@ -114,6 +138,10 @@ export class Manager {
     this.unsubscribe();
     await Promise.all(Object.values(this.queues).map((q) => q.shutdown()));
     await this.config.stop();
+    if (this.hrq) {
+      await this.hrq.controller.stop();
+      if (this.hrq.ownsQuotas) await this.hrq.quotas.stop();
+    }
     if (this.ownsCache) await this.cache.stop();
   }
 
@@ -122,6 +150,7 @@ export class Manager {
     const deadline = Date.now() + timeoutMs;
     const busy = () =>
       !this.config.isIdle() ||
+      (this.hrq !== undefined && !this.hrq.controller.isIdle()) ||
       Object.values(this.queues).some((q) => {
         const s = q.stats();
         return s.depth + s.processing + s.delayed > 0;

@@ -69,7 +69,12 @@ const NEEDS: Need[] = [
     clusterScoped: true,
     why: 'the singleton `config`: watched, created when missing, status written',
   },
-  { group: GROUP, resource: 'hierarchicalresourcequotas', verbs: CRUD, why: 'HRQ (--enable-hrq)' },
+  {
+    group: GROUP,
+    resource: 'hierarchicalresourcequotas',
+    verbs: CRUD,
+    why: 'HRQ (--enable-hrq): watched by every replica (its webhooks judge usage), status written by the leader',
+  },
   {
     group: 'apiextensions.k8s.io',
     resource: 'customresourcedefinitions',
@@ -142,7 +147,12 @@ const NEEDS: Need[] = [
     why: 'copying a RoleBinding that refers to a ClusterRole (e.g. admin) binds it',
   },
   { group: 'networking.k8s.io', resource: 'networkpolicies', verbs: PROPAGATION, why: 'commonly propagated (HNCConfiguration)' },
-  { group: '', resource: 'resourcequotas', verbs: PROPAGATION, why: 'commonly propagated; HRQ keeps one per namespace' },
+  {
+    group: '',
+    resource: 'resourcequotas',
+    verbs: PROPAGATION,
+    why: 'commonly propagated; HRQ watches, creates, updates and deletes the singleton hrq.hnc.x-k8s.io per namespace, and validates HRQ limits by a dry-run create',
+  },
   { group: '', resource: 'limitranges', verbs: PROPAGATION, why: 'commonly propagated' },
 ];
 

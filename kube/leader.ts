@@ -31,6 +31,7 @@ export class LeaderElector {
   private leading = false;
   private stopped = false;
   private lastRenew = 0;
+  private lastHolder?: string;
   private readonly duration: number;
   private readonly deadline: number;
   private readonly retry: number;
@@ -43,6 +44,11 @@ export class LeaderElector {
 
   get isLeader(): boolean {
     return this.leading;
+  }
+
+  /** The Lease holder's identity as last read (ours while leading); undefined before the first read. */
+  get holder(): string | undefined {
+    return this.leading ? this.opts.identity : this.lastHolder;
   }
 
   private get path(): string {
@@ -105,6 +111,7 @@ export class LeaderElector {
       }
     }
     const holder = lease.spec.holderIdentity;
+    this.lastHolder = holder || undefined;
     const renewed = lease.spec.renewTime ? Date.parse(lease.spec.renewTime) : 0;
     const expired = renewed + (lease.spec.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
     if (holder && holder !== this.opts.identity && !expired) return false;

@@ -11,6 +11,7 @@ import { createCommand } from './commands/create.js';
 import { deleteCommand } from './commands/delete.js';
 import { describeCommand } from './commands/describe.js';
 import { getCommand } from './commands/get.js';
+import { hrqCommand } from './commands/hrq.js';
 import { setCommand } from './commands/set.js';
 import { treeCommand } from './commands/tree.js';
 import { versionCommand } from './commands/version.js';
@@ -30,7 +31,17 @@ export interface CliDeps {
 export const ROOT_COMMAND: CommandSpec = {
   name: 'kubectl-hns',
   summary: 'Manipulates hierarchical namespaces provided by HNC',
-  subcommands: [configCommand, createCommand, deleteCommand, describeCommand, getCommand, setCommand, treeCommand, versionCommand],
+  subcommands: [
+    configCommand,
+    createCommand,
+    deleteCommand,
+    describeCommand,
+    getCommand,
+    hrqCommand,
+    setCommand,
+    treeCommand,
+    versionCommand,
+  ],
 };
 
 function checkArgs(cmd: CommandSpec, path: readonly CommandSpec[], args: readonly string[]): void {

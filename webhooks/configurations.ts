@@ -33,6 +33,8 @@ export interface ConfigurationInput {
   objectRules: readonly ObjectRule[];
   /** HNC's namespace: requests by its service accounts are allowed by every validator, so never sent. */
   managerNamespace: string;
+  /** Hierarchical quotas are enabled: their webhooks are registered. */
+  hrq?: boolean;
 }
 
 /** The group every service account of a namespace is in: how the validators recognise HNC's own requests. */
@@ -148,6 +150,29 @@ export function validatingConfiguration(input: ConfigurationInput): Manifest {
       ...common,
     },
   ];
+  if (input.hrq) {
+    webhooks.push(
+      {
+        name: Webhook.hrq.name,
+        clientConfig: clientConfig(input.endpoint, Webhook.hrq.path, input.caBundle),
+        rules: hnc(['hierarchicalresourcequotas'], ['CREATE', 'UPDATE']),
+        failurePolicy: 'Fail',
+        timeoutSeconds: 5,
+        ...common,
+      },
+      // Ignore, as HNC: with HNC down, creations are limited by the namespaces' own quotas only.
+      {
+        name: Webhook.resourceQuotaStatus.name,
+        clientConfig: clientConfig(input.endpoint, Webhook.resourceQuotaStatus.path, input.caBundle),
+        rules: [
+          { apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['resourcequotas/status'], scope: 'Namespaced' },
+        ],
+        failurePolicy: 'Ignore',
+        timeoutSeconds: 2,
+        ...common,
+      },
+    );
+  }
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
@@ -173,6 +198,28 @@ export function mutatingConfiguration(input: ConfigurationInput): Manifest {
         admissionReviewVersions: ['v1'],
         reinvocationPolicy: 'Never',
       },
+      ...(input.hrq
+        ? [
+            {
+              name: Webhook.hrqQuantities.name,
+              clientConfig: clientConfig(input.endpoint, Webhook.hrqQuantities.path, input.caBundle),
+              rules: [
+                {
+                  apiGroups: ['hnc.x-k8s.io'],
+                  apiVersions: ['v1alpha2'],
+                  operations: ['CREATE', 'UPDATE'],
+                  resources: ['hierarchicalresourcequotas'],
+                  scope: '*',
+                },
+              ],
+              failurePolicy: 'Fail',
+              timeoutSeconds: 2,
+              sideEffects: 'None',
+              admissionReviewVersions: ['v1'],
+              reinvocationPolicy: 'Never',
+            },
+          ]
+        : []),
     ],
   };
 }

@@ -27,6 +27,9 @@ import {
   type ObjectRule,
 } from './configurations.js';
 import { AdmissionHandlers, type AdmissionLookups, type PropagationView } from './handlers.js';
+import { QuotaWebhooks } from './hrq.js';
+import { FORWARDED_PATH, type QuotaRouter } from './hrq-router.js';
+import type { QuotaCache } from '../kube/quota-cache.js';
 import { WebhookServer } from './server.js';
 import { HIERARCHY_CONFIGURATION, HNC_CONFIGURATION, SUBNAMESPACE_ANCHOR } from './shapes.js';
 
@@ -55,6 +58,10 @@ export interface WebhookOptions {
   /** Delete the configurations on stop (a run outside the cluster: nothing must outlive it that refuses requests). */
   removeOnStop?: boolean;
   propagation?: PropagationView;
+  /** Hierarchical quotas (--enable-hrq): their webhooks are served and registered. */
+  quotas?: QuotaCache;
+  /** With several replicas, usage raises are decided by the leader (see hrq-router.ts). */
+  quotaRouter?: QuotaRouter;
   metrics?: Metrics;
   logger: Logger;
 }
@@ -152,6 +159,14 @@ export class Webhooks {
       .route(Webhook.hncConfigurations.path, (r) => this.handlers.hncConfiguration(r), HNC_CONFIGURATION)
       .route(Webhook.objects.path, (r) => this.handlers.object(r))
       .route(PROBE_PATH, () => allow());
+    if (opts.quotas) {
+      const quotas = new QuotaWebhooks(opts.client, opts.quotas, opts.logger, opts.quotaRouter);
+      server
+        .route(FORWARDED_PATH, (r) => quotas.forwarded(r))
+        .route(Webhook.hrq.path, (r) => quotas.validateHrq(r))
+        .route(Webhook.hrqQuantities.path, (r) => quotas.mutateHrq(r))
+        .route(Webhook.resourceQuotaStatus.path, (r) => quotas.resourceQuotaStatus(r));
+    }
     this.port = await server.start();
     this.server = server;
     if (opts.verifyReachable && opts.registerConfigurations !== false) {
@@ -173,8 +188,14 @@ export class Webhooks {
     opts.logger.info({ port: this.port }, 'webhooks serving');
   }
 
+  /** The CA that signed the serving certificate (internal certificates only). */
+  get ca(): string | undefined {
+    return this.serving?.ca;
+  }
+
   async stop(): Promise<void> {
     this.stopper.abort();
+    this.opts.quotaRouter?.close();
     this.certs?.stop();
     await Promise.all(this.watches.map((w) => w.stop()));
     await this.repairing;
@@ -320,6 +341,7 @@ export class Webhooks {
         excludedNamespaces: [...this.h.policy.excluded],
         objectRules: this.objectRules ?? [],
         managerNamespace: this.opts.namespace,
+        hrq: this.opts.quotas !== undefined,
       });
     } catch (err) {
       this.opts.metrics?.apiWrites.inc({ verb: 'patch', result: 'error' });

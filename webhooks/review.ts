@@ -65,6 +65,7 @@ export function encodeResponse(uid: string, verdict: Verdict): string {
     }
   } else {
     response.status = { metadata: {}, status: 'Failure', code: verdict.code, reason: verdict.reason, message: verdict.message };
+    if (verdict.causes?.length) (response.status as Record<string, unknown>).details = { causes: verdict.causes };
   }
   if ('warnings' in verdict && verdict.warnings?.length) response.warnings = verdict.warnings;
   return JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response });

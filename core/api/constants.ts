@@ -253,6 +253,8 @@ export const Webhook = {
   },
   objects: { name: `objects.${GROUP}`, path: '/validate-objects' },
   hrq: { name: `hrq.${GROUP}`, path: '/validate-hnc-x-k8s-io-v1alpha2-hrq' },
+  /** (hnc-ts) Turns unquoted numbers in an HRQ (`cpu: 1.5`) into quantity text before the schema sees them. */
+  hrqQuantities: { name: `hrqquantities.${GROUP}`, path: '/mutate-hnc-x-k8s-io-v1alpha2-hrq' },
   resourceQuotaStatus: {
     name: `resourcesquotasstatus.${GROUP}`,
     path: '/validate-hnc-x-k8s-io-v1alpha2-resourcequotasstatus',

@@ -178,3 +178,23 @@ describe('admission', () => {
     expect(model('x', {}).admit('x', q({ services: '100' })).allowed).toBe(true);
   });
 });
+
+describe('reservations', () => {
+  it('count admitted usage until the singleton shows it, so back-to-back admissions cannot overshoot', () => {
+    const mm = model('a -> b, a -> c', { a: { q: { services: '2' } } }, { b: { services: '1' } });
+    const first = mm.admit('c', q({ services: '1' }));
+    expect(first.allowed).toBe(true);
+    mm.reserve('c', q({ services: '1' }));
+    expect(mm.admit('b', q({ services: '2' })).allowed).toBe(false);
+    expect(text(mm.subtreeUsage('a'))).toEqual({ services: '2' });
+    // The status update failed: once released, the room is back.
+    mm.release('c');
+    expect(mm.admit('b', q({ services: '2' })).allowed).toBe(true);
+  });
+
+  it('only ever raise usage', () => {
+    const mm = model('a', { a: { q: { services: '5' } } }, { a: { services: '3' } });
+    mm.reserve('a', q({ services: '1', secrets: '2' }));
+    expect(text(mm.localUsage('a'))).toEqual({ secrets: '2', services: '3' });
+  });
+});

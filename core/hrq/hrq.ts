@@ -114,6 +114,8 @@ export class QuotaModel {
   private readonly hrqs = new Map<string, Map<string, Quantities>>();
   /** namespace → usage of the namespace alone (its singleton's status.used). */
   private readonly usage = new Map<string, Quantities>();
+  /** namespace → usage admitted but not yet seen in the singleton's status (see reserve()). */
+  private readonly reserved = new Map<string, Quantities>();
 
   constructor(private readonly forest: QuotaForest) {}
 
@@ -154,8 +156,30 @@ export class QuotaModel {
     else this.usage.set(ns, used);
   }
 
+  /** A namespace's usage: what its singleton says, raised by what was admitted since. */
   localUsage(ns: string): Quantities {
-    return this.usage.get(ns) ?? new Map();
+    const observed = this.usage.get(ns) ?? new Map<string, Quantity>();
+    const reserved = this.reserved.get(ns);
+    if (!reserved) return observed;
+    const out = new Map(observed);
+    for (const [r, q] of reserved) if (compareQuantities(q, out.get(r) ?? ZERO) > 0) out.set(r, q);
+    return out;
+  }
+
+  /**
+   * Holds admitted usage until the singleton's status shows it: the next admission (in the same
+   * instant) must count it, or two creations could each fit alone and overshoot together.
+   * Only raises usage; decreases count once observed.
+   */
+  reserve(ns: string, used: Quantities): void {
+    const out = new Map(this.reserved.get(ns) ?? []);
+    for (const [r, q] of used) if (compareQuantities(q, out.get(r) ?? ZERO) > 0) out.set(r, q);
+    this.reserved.set(ns, out);
+  }
+
+  /** Drops a namespace's reservation (its singleton's status has moved on, or it expired). */
+  release(ns: string): void {
+    this.reserved.delete(ns);
   }
 
   /** The strictest limit per resource over every HRQ in `ns` and its ancestors (keys sorted). */
@@ -175,7 +199,7 @@ export class QuotaModel {
     const wanted = resources ? new Set(resources) : undefined;
     const out = new Map<string, Quantity>();
     for (const n of this.forest.subtree(ns)) {
-      for (const [r, q] of this.usage.get(n) ?? []) {
+      for (const [r, q] of this.usage.has(n) || this.reserved.has(n) ? this.localUsage(n) : []) {
         if (wanted && !wanted.has(r)) continue;
         out.set(r, addQuantities(out.get(r) ?? ZERO, q));
       }

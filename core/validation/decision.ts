@@ -61,6 +61,8 @@ export interface Denied {
   readonly reason: StatusReason;
   /** The full text kubectl shows after "denied the request: ", helper prefix included. */
   readonly message: string;
+  /** Status.details.causes, for field errors. */
+  readonly causes?: ReadonlyArray<{ field: string; message: string }>;
 }
 
 export type Decision = Allowed | Denied;

@@ -25,6 +25,7 @@ const NEEDS: Record<string, string[]> = {
   delete: ['dev'],
   describe: ['team'],
   get: ['secrets'],
+  hrq: [],
   set: ['team'],
   tree: ['team'],
   version: [],

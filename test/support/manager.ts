@@ -6,7 +6,7 @@ import { Manager } from '../../controller/manager.js';
 import { HierarchyPolicy, type PolicyOptions } from '../../core/hierarchy/policy.js';
 import { KubeClient } from '../../kube/client.js';
 import { MANAGER_GROUPS, MANAGER_SERVICE_ACCOUNT, MANAGER_USER } from '../../kube/install.js';
-import { startHnc, type Hnc } from '../../cmd/hnc.js';
+import { startHnc, type Hnc, type HncOptions } from '../../cmd/hnc.js';
 import { createLogger } from '../../kube/log.js';
 import { mintUser } from '../../local-cluster/index.js';
 
@@ -26,7 +26,11 @@ export async function startManager(name: string, policy: PolicyOptions = {}): Pr
  * by URL. Its stop() leaves the webhook configurations in place (as a crashed HNC would): call
  * removeWebhookConfigurations() after, so later test files are not refused by a webhook that is gone.
  */
-export async function startHncWithWebhooks(name: string, policy: PolicyOptions = {}): Promise<Hnc> {
+export async function startHncWithWebhooks(
+  name: string,
+  policy: PolicyOptions = {},
+  extra: Pick<HncOptions, 'hrq' | 'leaderElection'> = {},
+): Promise<Hnc> {
   const stateDir = inject('stateDir');
   const identity = await mintUser(stateDir, MANAGER_USER, MANAGER_GROUPS);
   const client = await KubeClient.fromKubeconfig(identity.kubeconfigPath);
@@ -38,6 +42,7 @@ export async function startHncWithWebhooks(name: string, policy: PolicyOptions =
     logger,
     workers: 4,
     webhooks: { port: 0, host: '127.0.0.1', endpoint: (port) => ({ url: `https://127.0.0.1:${port}` }) },
+    ...extra,
   });
   return hnc;
 }
