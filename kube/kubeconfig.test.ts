@@ -421,6 +421,7 @@ current-context: ctx
     expect(await client.get('/version')).toEqual({ cn: 'jane', authorization: null, servername: 'apiserver.test' });
   });
 
+  // The fallback imports @kubernetes/client-node on demand: seconds on a busy machine.
   it('falls back to client-node for an exec credential plugin', async () => {
     const dir = dirWith({
       'bin/creds.mjs': `process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'from-exec-' + process.argv[2] } }));`,
@@ -437,5 +438,5 @@ current-context: ctx
     writeFileSync(join(dir, 'ca.crt'), ca.certPem);
     const client = await KubeClient.fromKubeconfig(join(dir, 'config'));
     expect(await client.get('/version')).toMatchObject({ authorization: 'Bearer from-exec-x' });
-  });
+  }, 30_000);
 });
