@@ -9,6 +9,12 @@ export const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY', '
  * writes while the benchmark measures (the controller-manager is given time to settle first).
  */
 const BACKGROUND_RESOURCES = new Set(['leases']);
+/**
+ * Access reviews are POSTs that store nothing: questions, not writes. HNC asks them (its own access
+ * to each propagated kind before propagating it; the webhooks' permission checks).
+ */
+const QUERY_RESOURCES = new Set(['selfsubjectaccessreviews', 'subjectaccessreviews', 'localsubjectaccessreviews', 'tokenreviews']);
+const notAWrite = (resource: string) => BACKGROUND_RESOURCES.has(resource) || QUERY_RESOURCES.has(resource);
 
 export interface RequestCount {
   /** Every label of the series, as the API server printed them: the series' identity. */
@@ -110,7 +116,7 @@ export function writeDelta(before: Snapshot, after: Snapshot): WriteDelta {
   const prior = new Map(before.requests.map((r) => [key(r), r.count]));
   const out: WriteDelta = { total: 0, byRequest: {}, byResource: {}, conflicts: 0, errors: 0 };
   for (const r of after.requests) {
-    if (!WRITE_VERBS.has(r.verb) || r.dryRun || BACKGROUND_RESOURCES.has(r.resource)) continue;
+    if (!WRITE_VERBS.has(r.verb) || r.dryRun || notAWrite(r.resource)) continue;
     const d = r.count - (prior.get(key(r)) ?? 0);
     if (d <= 0) continue;
     const res = r.subresource ? `${r.resource}/${r.subresource}` : r.resource;
@@ -125,7 +131,7 @@ export function writeDelta(before: Snapshot, after: Snapshot): WriteDelta {
 
 export function totalWrites(s: Snapshot): number {
   let n = 0;
-  for (const r of s.requests) if (WRITE_VERBS.has(r.verb) && !r.dryRun && !BACKGROUND_RESOURCES.has(r.resource)) n += r.count;
+  for (const r of s.requests) if (WRITE_VERBS.has(r.verb) && !r.dryRun && !notAWrite(r.resource)) n += r.count;
   return n;
 }
 
