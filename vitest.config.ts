@@ -2,6 +2,14 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    // `npm run coverage`: line and branch coverage of the production code by the unit project.
+    coverage: {
+      provider: 'v8',
+      include: ['core/**/*.ts', 'kube/**/*.ts', 'controller/**/*.ts', 'webhooks/**/*.ts', 'kubectl-plugin/**/*.ts', 'cmd/**/*.ts'],
+      exclude: ['**/*.test.ts', '**/testing.ts', '**/testing/**'],
+      reporter: ['text-summary', 'html'],
+      reportsDirectory: 'coverage',
+    },
     projects: [
       {
         test: {
