@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hnc } from '../../cmd/hnc.js';
 import { Webhook } from '../../core/api/constants.js';
 import { TestCluster, eventually, kubectl } from '../support/cluster.js';
-import { removeWebhookConfigurations, startHncWithWebhooks } from '../support/manager.js';
+import { removeWebhookConfigurations, startHncWithWebhooks, waitForWebhooks } from '../support/manager.js';
 
 let cluster: TestCluster;
 let hnc: Hnc;
@@ -17,18 +17,7 @@ beforeAll(async () => {
   hnc = await startHncWithWebhooks('webhook-limits');
   const secret = await cluster.admin.get<{ data: Record<string, string> }>('/api/v1/namespaces/hnc-system/secrets/hnc-webhook-server-cert');
   ca = Buffer.from(secret.data['ca.crt']!, 'base64').toString('utf8');
-  await eventually(async () => {
-    const r = await kubectl(
-      cluster.kubeconfigPath,
-      ['create', '-f', '-', '--dry-run=server'],
-      JSON.stringify({
-        apiVersion: 'hnc.x-k8s.io/v1alpha2',
-        kind: 'SubnamespaceAnchor',
-        metadata: { name: 'probe', namespace: 'kube-system' },
-      }),
-    );
-    return r.code !== 0 && r.stderr.includes('subnamespaceanchors.hnc.x-k8s.io') ? true : undefined;
-  }, 'the webhooks to take effect');
+  await waitForWebhooks(cluster.kubeconfigPath);
 });
 afterAll(async () => {
   await hnc?.stop();

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hnc } from '../../cmd/hnc.js';
 import { TestCluster, eventually, eventuallyEqual, kubectl } from '../support/cluster.js';
-import { removeWebhookConfigurations, startHncWithWebhooks } from '../support/manager.js';
+import { removeWebhookConfigurations, startHncWithWebhooks, waitForWebhooks } from '../support/manager.js';
 import { createAnchor, getAnchor, namespaceExists, setParent, treeDepths } from '../support/hnc.js';
 import { inject } from 'vitest';
 import { KubeClient } from '../../kube/client.js';
@@ -18,19 +18,7 @@ let stopped = false;
 beforeAll(async () => {
   cluster = await TestCluster.connect();
   hnc = await startHncWithWebhooks('webhooks');
-  // The apiserver uses a new configuration once its informer has it: wait until a refusal shows.
-  await eventually(async () => {
-    const r = await kubectl(
-      cluster.kubeconfigPath,
-      ['create', '-f', '-', '--dry-run=server'],
-      JSON.stringify({
-        apiVersion: 'hnc.x-k8s.io/v1alpha2',
-        kind: 'SubnamespaceAnchor',
-        metadata: { name: 'probe', namespace: 'kube-system' },
-      }),
-    );
-    return r.code !== 0 && r.stderr.includes('subnamespaceanchors.hnc.x-k8s.io') ? true : undefined;
-  }, 'the webhooks to take effect');
+  await waitForWebhooks(cluster.kubeconfigPath);
 });
 afterAll(async () => {
   if (!stopped) await hnc?.stop();

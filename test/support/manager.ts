@@ -9,6 +9,7 @@ import { MANAGER_GROUPS, MANAGER_SERVICE_ACCOUNT, MANAGER_USER } from '../../kub
 import { startHnc, type Hnc, type HncOptions } from '../../cmd/hnc.js';
 import { createLogger } from '../../kube/log.js';
 import { mintUser } from '../../local-cluster/index.js';
+import { eventually, kubectl } from './cluster.js';
 
 export async function startManager(name: string, policy: PolicyOptions = {}): Promise<Manager> {
   const stateDir = inject('stateDir');
@@ -45,6 +46,25 @@ export async function startHncWithWebhooks(
     ...extra,
   });
   return hnc;
+}
+
+/**
+ * Waits until the API server calls HNC's webhooks: it uses a new configuration only once its
+ * informer has it, so a dry-run anchor in an excluded namespace is sent until a refusal shows.
+ */
+export async function waitForWebhooks(kubeconfigPath: string): Promise<void> {
+  await eventually(async () => {
+    const r = await kubectl(
+      kubeconfigPath,
+      ['create', '-f', '-', '--dry-run=server'],
+      JSON.stringify({
+        apiVersion: 'hnc.x-k8s.io/v1alpha2',
+        kind: 'SubnamespaceAnchor',
+        metadata: { name: 'probe', namespace: 'kube-system' },
+      }),
+    );
+    return r.code !== 0 && r.stderr.includes('subnamespaceanchors.hnc.x-k8s.io') ? true : undefined;
+  }, 'the webhooks to take effect');
 }
 
 /** Removes HNC's webhook configurations (left behind when an HNC process stops). */
