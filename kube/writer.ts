@@ -13,11 +13,23 @@ export interface WriterOptions {
   onWrite?: (verb: WriteVerb, path: string, ok: boolean) => void;
 }
 
+const RECENT = 32;
+
 export class Writer implements Writes {
   private readonly limiter: TokenBucket;
   /** Write attempts by verb, successful or not. */
   readonly counts: Record<WriteVerb, number> = { create: 0, update: 0, patch: 0, delete: 0 };
   private readonly byResource = new Map<string, number>();
+  /** The last RECENT write attempts ("verb path"), oldest first: says what a count that moved was. */
+  private readonly recentWrites: string[] = [];
+
+  /** The write attempts after the first `since` of them, as far back as the last RECENT ("verb path"). */
+  writesSince(since: number): string[] {
+    const n = this.total - since;
+    if (n <= 0) return [];
+    const kept = this.recentWrites.slice(-Math.min(n, RECENT));
+    return n > RECENT ? [`(${n - RECENT} earlier not kept)`, ...kept] : kept;
+  }
 
   /** Write attempts to one resource (e.g. "roles", "namespaces", "hierarchyconfigurations"). */
   writesTo(resource: string): number {
@@ -60,6 +72,8 @@ export class Writer implements Writes {
     this.counts[verb]++;
     const resource = resourceOf(path);
     this.byResource.set(resource, (this.byResource.get(resource) ?? 0) + 1);
+    this.recentWrites.push(`${verb} ${path}`);
+    if (this.recentWrites.length > RECENT) this.recentWrites.shift();
     try {
       const res = await this.client.request<T>(method, path, opts);
       this.opts.onWrite?.(verb, path, true);

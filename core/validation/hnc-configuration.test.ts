@@ -74,6 +74,20 @@ describe('HNCConfiguration validator: the types (docs/behaviour.md §7.5)', () =
     );
   });
 
+  it('lets an update keep an entry whose type is gone (its CRD uninstalled), while a new unknown entry is refused', () => {
+    const gone = { group: 'example.com', resource: 'widgets', mode: 'Propagate' as const };
+    const edit = (resources: ResourceSpec[]) => validateHncConfiguration(h, update(hncConfig([gone]), hncConfig(resources)), { resolve });
+    expect(edit([gone, { resource: 'secrets', mode: 'Propagate' }])).toEqual(ALLOWED);
+    expect(edit([{ ...gone, mode: 'Remove' }])).toEqual(ALLOWED);
+    expect(edit([gone, { group: 'example.com', resource: 'gadgets' }])).toEqual(
+      invalid('spec.resources[1]: Invalid value: gadgets.example.com: no matches for example.com/, Resource=gadgets'),
+    );
+    // Creating is not an edit of something already there.
+    expect(validateHncConfiguration(h, create(hncConfig([gone])), { resolve })).toEqual(
+      invalid('spec.resources[0]: Invalid value: widgets.example.com: no matches for example.com/, Resource=widgets'),
+    );
+  });
+
   it('refuses a cluster-scoped resource', () => {
     expect(validate([{ group: 'rbac.authorization.k8s.io', resource: 'clusterroles', mode: 'Propagate' }])).toEqual(
       invalid(

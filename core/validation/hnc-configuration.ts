@@ -3,7 +3,10 @@
 //   DELETE          of `config` → 403; of any other name → allowed.
 //   CREATE/UPDATE   1. every spec.resources[i] must map to a namespaced type, must not be one of
 //                      the enforced RBAC types, and must not repeat a type: all problems together
-//                      as one 422 on `HNCConfiguration.hnc.x-k8s.io "config"`;
+//                      as one 422 on `HNCConfiguration.hnc.x-k8s.io "config"`. On UPDATE an entry
+//                      the old spec already had, whose type discovery no longer knows (its CRD was
+//                      uninstalled), is let through: the controller's ResourceNotFound condition
+//                      reports it, and it must not block every other edit (beyond HNC);
 //                   2. for each type that becomes Propagate/AllowPropagate (in spec order), no
 //                      source may be overwritten by a same-named ancestor source → 409.
 //
@@ -87,7 +90,10 @@ export function validateHncConfiguration(_h: Hierarchy, input: AdmissionInput<HN
   const config = input.object;
   if (!config) return badRequest(NO_CONTENT);
 
-  const { errors, types } = resolveTypes(config, opts.resolve);
+  const kept = new Set(
+    input.operation === 'UPDATE' ? (input.oldObject?.spec?.resources ?? []).map((r) => grKey(r.group ?? '', r.resource)) : [],
+  );
+  const { errors, types } = resolveTypes(config, opts.resolve, kept);
   if (errors.length > 0) return invalid(KindOf.hncConfiguration, Singleton.config, errors);
 
   if (opts.overwriteConflicts) {
@@ -132,6 +138,7 @@ export function groupResourceNameError(group: string, resource: unknown): string
 }
 
 const gkKey = (gk: GroupKind): string => `${gk.group}/${gk.kind}`;
+const grKey = (group: string, resource: string): string => `${group}/${resource}`;
 
 interface ResolvedType extends GroupVersionKind {
   readonly resource: string;
@@ -145,7 +152,11 @@ interface ResolvedType extends GroupVersionKind {
  * could not be mapped is not also compared for duplicates (HNC compared the zero GVK, so a second
  * unmappable entry was reported twice).
  */
-function resolveTypes(config: HNCConfiguration, resolve: ResourceResolver): { errors: FieldError[]; types: ResolvedType[] } {
+function resolveTypes(
+  config: HNCConfiguration,
+  resolve: ResourceResolver,
+  kept: ReadonlySet<string>,
+): { errors: FieldError[]; types: ResolvedType[] } {
   const errors: FieldError[] = [];
   const types: ResolvedType[] = [];
   const seen = new Set<string>();
@@ -161,7 +172,7 @@ function resolveTypes(config: HNCConfiguration, resolve: ResourceResolver): { er
     }
     const res = resolve(group, spec.resource);
     if ('error' in res) {
-      errors.push(fieldInvalid(path, shown, res.error));
+      if (!kept.has(grKey(group, spec.resource))) errors.push(fieldInvalid(path, shown, res.error));
       return;
     }
     if (!res.namespaced) {

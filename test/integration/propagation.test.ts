@@ -65,6 +65,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await manager?.stop();
+  // HNCConfiguration is cluster-wide: later files start from an empty spec, not this file's last case.
+  await update<Record<string, unknown>>(cluster.admin, hncConfigurationPath(Singleton.config), (cfg) => ({
+    ...cfg,
+    spec: { resources: [] },
+  }));
   await cluster.cleanup();
 });
 
