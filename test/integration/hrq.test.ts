@@ -157,6 +157,18 @@ describe('the HRQ controller', () => {
 
     await cluster.admin.delete(`/api/v1/namespaces/${leaf}`);
     await eventuallyEqual(async () => (await hrqStatus(other, 'q'))?.used, { services: '0' }, 'a deleted namespace no longer counts');
+    // Its removal from the forest (once the namespace controller is done) rewrites its parent's
+    // status: wait for it here, so the next case's write count is its own.
+    await eventually(
+      () =>
+        cluster.admin.get(`/api/v1/namespaces/${leaf}`).then(
+          () => undefined,
+          (e: unknown) => (isNotFound(e) ? true : Promise.reject(e)),
+        ),
+      'the deleted namespace gone',
+      60_000,
+    );
+    await hnc.manager.idle();
   });
 
   it('shows HNC’s columns in kubectl get hrq, and writes nothing more once settled', async () => {
