@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FlagError, parseManagerFlags, withoutIgnoredHncFlags } from './flags.js';
+import { FlagError, parseCommandLine, parseManagerFlags, withoutIgnoredHncFlags } from './flags.js';
 
 describe('manager flags', () => {
   it("accepts HNC's shipped manifest args, ignoring those hnc-ts does not need", () => {
@@ -48,5 +48,21 @@ describe('manager flags', () => {
     expect(() => parseManagerFlags(['--max-reconciles', 'many'])).toThrow(
       '--max-reconciles must be a whole number of at least 1, not "many"',
     );
+  });
+});
+
+describe('an entry point’s command line', () => {
+  it('takes the shared options and its own, says which the user set, and drops the HNC flags it ignores', () => {
+    const { values, given, ignored } = parseCommandLine(
+      ['--kubeconfig', '/k', '--max-reconciles=3', '--enable-stackdriver', '--ephemeral', '--state-dir', '/s'],
+      { ephemeral: { type: 'boolean', default: false }, 'state-dir': { type: 'string' } },
+    );
+    expect(values).toMatchObject({ kubeconfig: '/k', 'max-reconciles': '3', ephemeral: true, 'state-dir': '/s', help: false });
+    expect([...given].sort()).toEqual(['ephemeral', 'kubeconfig', 'max-reconciles', 'state-dir']);
+    expect(ignored).toEqual(['enable-stackdriver']);
+  });
+
+  it('refuses an option neither the entry point nor the manager knows', () => {
+    expect(() => parseCommandLine(['--ephemeral'], {})).toThrow(/Unknown option '--ephemeral'/);
   });
 });

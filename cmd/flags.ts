@@ -1,6 +1,6 @@
 // The manager's command-line flags, named as HNC's (docs/behaviour.md §9.1) so its manifests keep working,
 // plus hnc-ts's own (marked).
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DEFAULT_EXCLUDED_NAMESPACES, DEFAULT_HNC_NAMESPACE, DEFAULT_NOPROPAGATION_LABEL } from '../core/api/constants.js';
 import { HierarchyPolicy } from '../core/hierarchy/policy.js';
 import { copyPolicy, DEFAULT_NEVER_COPIED_KEYS } from '../core/propagation/copy.js';
@@ -214,6 +214,25 @@ export function withoutIgnoredHncFlags(argv: readonly string[]): { args: string[
     args.push(a);
   }
   return { args, ignored };
+}
+
+/** The options both entry points take: the cluster to use, help, and the manager flags. */
+const commandLineOptions = {
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+  ...managerFlagOptions,
+} as const;
+
+/**
+ * An entry point's command line: `extra` adds its own options. `given` names the options the user
+ * set (so a default can differ from one the user chose); `ignored`, the HNC flags dropped.
+ */
+export function parseCommandLine<const O extends NonNullable<ParseArgsConfig['options']>>(argv: readonly string[], extra: O) {
+  const { args, ignored } = withoutIgnoredHncFlags(argv);
+  const { values, tokens } = parseArgs({ args, options: { ...commandLineOptions, ...extra }, strict: true, tokens: true });
+  const given = new Set(tokens.filter((t) => t.kind === 'option').map((t) => t.name));
+  return { values, given, ignored };
 }
 
 export function parseManagerFlags(argv: string[]): ManagerFlags {

@@ -2,10 +2,9 @@
 // install manifests' args. Flags → client (the pod's service account, or --kubeconfig) → CRD
 // check → HNC until SIGTERM. It imports nothing of the local control plane: that is npm start's
 // launcher (cmd/start.ts), and the image never ships it (tested by deploy/manifests.test.ts).
-import { parseArgs } from 'node:util';
 import { KubeClient } from '../kube/client.js';
 import { createLogger } from '../kube/log.js';
-import { MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom, withoutIgnoredHncFlags } from './flags.js';
+import { MANAGER_FLAG_HELP, managerFlagsFrom, parseCommandLine } from './flags.js';
 import { checkCrds, describeStartupError, runningInCluster, runUntilSignal, startHncFromFlags, webhookPlacement } from './run-hnc.js';
 
 const usage = `Usage: node cmd/manager.js [--kubeconfig PATH] [--context NAME] [manager flags]
@@ -18,18 +17,7 @@ the Service hnc-webhook-service in HNC's namespace; run outside the cluster, by 
 ${MANAGER_FLAG_HELP}`;
 
 async function main(): Promise<void> {
-  const { args, ignored } = withoutIgnoredHncFlags(process.argv.slice(2));
-  const { values: flags, tokens } = parseArgs({
-    args,
-    options: {
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-      ...managerFlagOptions,
-    },
-    strict: true,
-    tokens: true,
-  });
+  const { values: flags, given, ignored } = parseCommandLine(process.argv.slice(2), {});
   if (flags.help) {
     process.stdout.write(usage);
     return;
@@ -39,7 +27,6 @@ async function main(): Promise<void> {
   if (ignored.length) logger.warn({ flags: ignored }, 'ignoring HNC flags that hnc-ts does not need');
   const client = await KubeClient.fromKubeconfig(flags.kubeconfig, flags.context);
   await checkCrds(client);
-  const given = new Set(tokens.filter((t) => t.kind === 'option').map((t) => t.name));
   const webhooks = webhookPlacement(manager, { inCluster: runningInCluster(flags.kubeconfig), server: client.server });
   const hnc = await startHncFromFlags(client, manager, logger, { local: false, given, webhooks });
   logger.info({ server: client.server }, 'HNC is running');

@@ -3,12 +3,11 @@
 // the CRDs and HNC's RBAC, runs HNC there (controller and webhooks, as its own service account)
 // and prints the KUBECONFIG to use. Given --kubeconfig, KUBECONFIG or an in-cluster service
 // account, it runs HNC against that cluster and starts nothing.
-import { parseArgs } from 'node:util';
 import { LocalControlPlane, ControlPlaneError, defaultStateDir } from '../local-cluster/index.js';
 import { KubeClient } from '../kube/client.js';
 import { installCrds, installRbac, installSecretsConfigMapsGrant, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
 import { createLogger } from '../kube/log.js';
-import { MANAGER_FLAG_HELP, managerFlagOptions, managerFlagsFrom, withoutIgnoredHncFlags } from './flags.js';
+import { MANAGER_FLAG_HELP, managerFlagsFrom, parseCommandLine } from './flags.js';
 import type { Hnc } from './hnc.js';
 import { checkCrds, describeStartupError, runningInCluster, runUntilSignal, startHncFromFlags, webhookPlacement } from './run-hnc.js';
 
@@ -29,25 +28,19 @@ own service account (${MANAGER_USER}), bound only to the ClusterRole in deploy/r
 ${MANAGER_FLAG_HELP}`;
 
 async function main(): Promise<void> {
-  const { args, ignored } = withoutIgnoredHncFlags(process.argv.slice(2));
-  const { values: flags, tokens } = parseArgs({
-    args,
-    options: {
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      'install-crds': { type: 'boolean', default: false },
-      'grant-secrets-configmaps': { type: 'boolean' },
-      'no-grant-secrets-configmaps': { type: 'boolean' },
-      'state-dir': { type: 'string' },
-      // Only the local control plane, no HNC (`npm run cluster`).
-      'cluster-only': { type: 'boolean', default: false },
-      // A throwaway control plane in a temporary folder, removed on stop.
-      ephemeral: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-      ...managerFlagOptions,
-    },
-    strict: true,
-    tokens: true,
+  const {
+    values: flags,
+    given,
+    ignored,
+  } = parseCommandLine(process.argv.slice(2), {
+    'install-crds': { type: 'boolean', default: false },
+    'grant-secrets-configmaps': { type: 'boolean' },
+    'no-grant-secrets-configmaps': { type: 'boolean' },
+    'state-dir': { type: 'string' },
+    // Only the local control plane, no HNC (`npm run cluster`).
+    'cluster-only': { type: 'boolean', default: false },
+    // A throwaway control plane in a temporary folder, removed on stop.
+    ephemeral: { type: 'boolean', default: false },
   });
   if (flags.help) {
     process.stdout.write(usage);
@@ -58,12 +51,12 @@ async function main(): Promise<void> {
   if (!process.argv.some((a) => a.startsWith('--enable-hrq'))) manager.hrq = managerFlagsFrom({ ...flags, 'enable-hrq': true }).hrq;
   const logger = createLogger({ name: 'hnc' });
   if (ignored.length) logger.warn({ flags: ignored }, 'ignoring HNC flags that hnc-ts does not need');
-  const given = flags.kubeconfig ?? process.env.KUBECONFIG;
-  const inCluster = runningInCluster(given);
+  const kubeconfig = flags.kubeconfig ?? process.env.KUBECONFIG;
+  const inCluster = runningInCluster(kubeconfig);
   let cp: LocalControlPlane | undefined;
   let hnc: Hnc | undefined;
   let client: KubeClient;
-  if (given || inCluster) {
+  if (kubeconfig || inCluster) {
     // The loader reads a KUBECONFIG list itself (merged as kubectl does).
     client = await KubeClient.fromKubeconfig(flags.kubeconfig, flags.context);
     process.stderr.write(`using the cluster at ${client.server}\n`);
@@ -96,7 +89,6 @@ async function main(): Promise<void> {
     console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
   }
   if (!flags['cluster-only']) {
-    const given = new Set(tokens.filter((t) => t.kind === 'option').map((t) => t.name));
     // The local control plane reaches us on 127.0.0.1; another cluster through the Service only
     // when HNC runs in it, else by a URL it is proven to reach (or no webhooks, loudly).
     const webhooks = cp
