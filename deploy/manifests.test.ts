@@ -3,7 +3,8 @@
 // probes and Services agree with them, the pod is locked down, and the Dockerfile agrees with
 // tsconfig.build.json and the pod's user.
 import { shippedNodeFlags } from '../bench/node-flags.js';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -11,7 +12,9 @@ import { describe, expect, it } from 'vitest';
 import { parseManagerFlags } from '../cmd/flags.js';
 import { readManifests } from '../kube/apply.js';
 import { AGGREGATED_ROLES, MANAGER_RBAC, MANAGER_SERVICE_ACCOUNT, loadCrds } from '../kube/install.js';
-import { renderInstall, type RenderedObject } from '../scripts/build-install.js';
+import { DEPLOY_HRQ_KUSTOMIZATION, renderInstall, VARIANTS, writeInstall, type RenderedObject } from '../scripts/build-install.js';
+import { mutatingConfiguration, validatingConfiguration } from '../webhooks/configurations.js';
+import { Webhook } from '../core/api/constants.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const NS = MANAGER_SERVICE_ACCOUNT.namespace;
@@ -102,6 +105,117 @@ describe('deploy/ renders into dist/install.yaml', () => {
     expect(manager.image).toMatch(/^hnc-ts:\d+\.\d+\.\d+/);
     const other = renderInstall({ image: 'registry.example/hnc-ts:v9' }).objects.find((o) => o.kind === 'Deployment') as Deployment;
     expect(other.spec.template.spec.containers[0]!.image).toBe('registry.example/hnc-ts:v9');
+  });
+});
+
+describe('the HRQ variant: deploy/hrq renders into dist/install-hrq.yaml (HNC ships it as hrq.yaml)', () => {
+  const hrq = renderInstall({ kustomization: DEPLOY_HRQ_KUSTOMIZATION }).objects;
+  const hrqDeployment = hrq.find((o) => o.kind === 'Deployment') as Deployment;
+  const hrqArgs = hrqDeployment.spec.template.spec.containers.find((c) => c.name === 'manager')!.args ?? [];
+
+  it('is the default install with one more manager flag, --enable-hrq', () => {
+    expect(hrq.map(id)).toEqual(objects.map(id));
+    expect(hrqArgs).toEqual([...(manager.args ?? []), '--enable-hrq']);
+    const withoutFlag = structuredClone(hrqDeployment);
+    withoutFlag.spec.template.spec.containers[0]!.args = manager.args;
+    expect(withoutFlag).toEqual(deployment);
+    for (const o of hrq.filter((x) => x.kind !== 'Deployment')) expect(o).toEqual(objects.find((x) => id(x) === id(o)));
+  });
+
+  it('turns HRQ on in the manager, which then registers the HRQ webhooks; the default install does not', () => {
+    const on = parseManagerFlags(hrqArgs);
+    expect(on.hrq).toEqual({ syncIntervalMs: 60_000 });
+    expect(parseManagerFlags(manager.args ?? []).hrq).toBeUndefined();
+    const names = (hrqOn: boolean) => {
+      const input = { endpoint: { url: 'https://hnc.example' }, excludedNamespaces: [], objectRules: [], managerNamespace: NS, hrq: hrqOn };
+      const hooks = (m: { webhooks?: unknown }) => (m.webhooks as Array<{ name: string }>).map((w) => w.name);
+      return [...hooks(validatingConfiguration(input)), ...hooks(mutatingConfiguration(input))];
+    };
+    const hrqHooks = [Webhook.hrq.name, Webhook.hrqQuantities.name, Webhook.resourceQuotaStatus.name];
+    expect(names(on.hrq !== undefined)).toEqual(expect.arrayContaining(hrqHooks));
+    expect(names(false).filter((n) => hrqHooks.includes(n as (typeof hrqHooks)[number]))).toEqual([]);
+  });
+
+  it('gives the manager the POD_IP followers forward usage raises to (docs/hrq.md)', () => {
+    const env = hrqDeployment.spec.template.spec.containers[0]!.env as Array<{
+      name: string;
+      valueFrom?: { fieldRef?: { fieldPath: string } };
+    }>;
+    expect(env.find((e) => e.name === 'POD_IP')?.valueFrom?.fieldRef?.fieldPath).toBe('status.podIP');
+  });
+
+  it('is written by writeInstall with a header naming its kustomization, and parses back to the same objects', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hnc-install-'));
+    try {
+      const out = join(dir, 'install-hrq.yaml');
+      const wrote = writeInstall({ variant: 'hrq', out, image: 'registry.example/hnc-ts:v9' });
+      expect(wrote).toEqual({ out, objects: hrq.length, image: 'registry.example/hnc-ts:v9' });
+      const text = readFileSync(out, 'utf8');
+      expect(text).toContain('from deploy/hrq/kustomization.yaml');
+      expect(text).toContain('kubectl apply --server-side -f install-hrq.yaml');
+      const { parseAllDocuments } = await import('yaml');
+      const parsed = parseAllDocuments(text).map((d) => d.toJSON() as RenderedObject);
+      expect(parsed.map(id)).toEqual(hrq.map(id));
+      expect(JSON.stringify(parsed)).toContain('registry.example/hnc-ts:v9');
+      expect(VARIANTS.hrq.out.endsWith('dist/install-hrq.yaml')).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the renderer refuses what it does not understand (so it never differs from kustomize silently)', () => {
+  const render = (kustomization: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'hnc-kustomize-'));
+    try {
+      writeFileSync(join(dir, 'kustomization.yaml'), kustomization);
+      writeFileSync(
+        join(dir, 'deployment.yaml'),
+        'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m, namespace: x}\nspec: {template: {spec: {containers: [{name: c, image: i, args: [--a]}]}}}\n',
+      );
+      return renderInstall({ kustomization: join(dir, 'kustomization.yaml') }).objects;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  const withPatch = (target: string, ops: string) =>
+    `resources: [deployment.yaml]\npatches:\n  - target: ${target}\n    patch: |-\n${ops
+      .split('\n')
+      .map((l) => `      ${l}`)
+      .join('\n')}\n`;
+  const args = (objs: RenderedObject[]) => (objs[0]!.spec as PodSpec & { template: { spec: PodSpec } }).template.spec.containers[0]!.args;
+
+  it('applies add (at the end, at a position, to a map), replace and remove', () => {
+    expect(
+      args(render(withPatch('{kind: Deployment, name: m}', '- {op: add, path: /spec/template/spec/containers/0/args/-, value: --b}'))),
+    ).toEqual(['--a', '--b']);
+    expect(
+      args(render(withPatch('{kind: Deployment, name: m}', '- {op: add, path: /spec/template/spec/containers/0/args/0, value: --z}'))),
+    ).toEqual(['--z', '--a']);
+    const replaced = render(
+      withPatch(
+        '{kind: Deployment, name: m}',
+        '- {op: replace, path: /spec/template/spec/containers/0/image, value: j}\n- {op: add, path: /spec/replicas, value: 3}',
+      ),
+    )[0]!;
+    expect(replaced.spec).toMatchObject({ replicas: 3, template: { spec: { containers: [{ image: 'j' }] } } });
+    expect(args(render(withPatch('{kind: Deployment, name: m}', '- {op: remove, path: /spec/template/spec/containers/0/args/0}')))).toEqual(
+      [],
+    );
+  });
+
+  it('refuses an unknown field, an unknown operation, a target matching nothing, and a replace of nothing', () => {
+    expect(() => render('resources: [deployment.yaml]\nnamePrefix: x-\n')).toThrow(/does not understand namePrefix/);
+    expect(() => render(withPatch('{kind: Deployment, name: m}', '- {op: move, from: /a, path: /b}'))).toThrow(
+      /operation "move" is not understood/,
+    );
+    expect(() => render(withPatch('{kind: Deployment, name: other}', '- {op: add, path: /spec/x, value: 1}'))).toThrow(
+      /0 objects match Deployment other/,
+    );
+    expect(() => render(withPatch('{kind: Deployment, name: m}', '- {op: replace, path: /spec/nothing, value: 1}'))).toThrow(
+      /nothing there/,
+    );
+    expect(() => render(withPatch('{labelSelector: a=b}', '- {op: add, path: /spec/x, value: 1}'))).toThrow(/target kind and name/);
   });
 });
 

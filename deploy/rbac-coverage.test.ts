@@ -210,7 +210,7 @@ const rbacFiles = () =>
       MANAGER_RBAC,
       AGGREGATED_ROLES,
       ...readdirSync(RBAC_DIR)
-        .filter((f) => f.endsWith('.yaml'))
+        .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
         .map((f) => join(RBAC_DIR, f)),
     ]),
   ].sort();

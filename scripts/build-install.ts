@@ -1,19 +1,31 @@
-// `npm run build:install [-- --image REF] [--out FILE]`: renders deploy/kustomization.yaml into one
-// file, dist/install.yaml, for `kubectl apply --server-side -f`. It does what `kubectl kustomize
-// deploy/` does for the few kustomization fields deploy/ uses (resources, images) without needing
-// kustomize, and refuses any other field, so the two never silently differ. Each manifest keeps
-// its comments (the RBAC trade-offs are explained in them).
+// `npm run build:install [-- --image REF] [--variant default|hrq] [--out FILE]`: renders
+// deploy/kustomization.yaml into one file, dist/install.yaml, and its HRQ variant
+// deploy/hrq/kustomization.yaml into dist/install-hrq.yaml (HNC's hrq.yaml), for
+// `kubectl apply --server-side -f`. It does what `kubectl kustomize` does for the few kustomization
+// fields deploy/ uses (resources, images, and JSON 6902 `patches` with add/replace/remove) without
+// needing kustomize, and refuses anything else, so the two never silently differ. Each manifest
+// keeps its comments (the RBAC trade-offs are explained in them).
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseAllDocuments, parse, type Document } from 'yaml';
+import { isSeq, parseAllDocuments, parse, type Document } from 'yaml';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const DEPLOY_KUSTOMIZATION = join(ROOT, 'deploy', 'kustomization.yaml');
 export const INSTALL_YAML = join(ROOT, 'dist', 'install.yaml');
+/** The HRQ variant: the same install with the manager's `--enable-hrq` (docs/hrq.md). */
+export const DEPLOY_HRQ_KUSTOMIZATION = join(ROOT, 'deploy', 'hrq', 'kustomization.yaml');
+export const INSTALL_HRQ_YAML = join(ROOT, 'dist', 'install-hrq.yaml');
+
+/** The variants `npm run build:install` writes: kustomization and output file. */
+export const VARIANTS = {
+  default: { kustomization: DEPLOY_KUSTOMIZATION, out: INSTALL_YAML },
+  hrq: { kustomization: DEPLOY_HRQ_KUSTOMIZATION, out: INSTALL_HRQ_YAML },
+} as const;
+export type Variant = keyof typeof VARIANTS;
 
 /** The kustomization fields this renderer understands. */
-const KNOWN_FIELDS = new Set(['apiVersion', 'kind', 'resources', 'images']);
+const KNOWN_FIELDS = new Set(['apiVersion', 'kind', 'resources', 'images', 'patches']);
 
 interface ImageOverride {
   name: string;
@@ -22,9 +34,18 @@ interface ImageOverride {
   digest?: string;
 }
 
+/** A kustomize patch: only the inline JSON 6902 form, aimed at one object by kind and name. */
+interface Patch {
+  target?: { kind?: string; name?: string; namespace?: string; [other: string]: unknown };
+  patch?: string;
+  path?: string;
+  [other: string]: unknown;
+}
+
 interface Kustomization {
   resources?: string[];
   images?: ImageOverride[];
+  patches?: Patch[];
 }
 
 export interface RenderedObject {
@@ -120,9 +141,63 @@ function load(kustomizationFile: string, seen = new Set<string>()): { docs: Load
       docs.push({ doc, object, source: relative(ROOT, path) });
     }
   }
+  for (const patch of k.patches ?? []) applyPatch(kustomizationFile, patch, docs);
   // An outer kustomization's images override an inner one's (kustomize applies them outermost last).
   images.push(...(k.images ?? []));
   return { docs, images };
+}
+
+interface PatchOp {
+  op: string;
+  path: string;
+  value?: unknown;
+}
+
+/** A JSON pointer (RFC 6901) as yaml's path: numeric segments index sequences. */
+function pointer(path: string): Array<string | number> {
+  if (!path.startsWith('/')) throw new Error(`a patch path must start with /: ${path}`);
+  return path
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^(0|[1-9]\d*)$/.test(s) ? Number(s) : s));
+}
+
+/** Applies one inline JSON 6902 patch (add, replace, remove) to the one object its target names. */
+function applyPatch(file: string, patch: Patch, docs: Loaded[]): void {
+  const where = `${file}: patch`;
+  const extra = Object.keys(patch).filter((f) => f !== 'target' && f !== 'patch');
+  const targetExtra = Object.keys(patch.target ?? {}).filter((f) => !['kind', 'name', 'namespace'].includes(f));
+  if (extra.length || targetExtra.length || !patch.patch || !patch.target?.kind || !patch.target.name) {
+    throw new Error(`${where}: only an inline JSON 6902 \`patch\` with a target kind and name is understood`);
+  }
+  const { kind, name, namespace } = patch.target;
+  const matching = docs.filter(
+    (d) =>
+      d.object.kind === kind && d.object.metadata.name === name && (namespace === undefined || d.object.metadata.namespace === namespace),
+  );
+  if (matching.length !== 1) throw new Error(`${where}: ${matching.length} objects match ${kind} ${name}, not one`);
+  const loaded = matching[0]!;
+  const ops = parse(patch.patch) as PatchOp[] | null;
+  if (!Array.isArray(ops)) throw new Error(`${where}: not a list of JSON 6902 operations`);
+  for (const op of ops) {
+    const at = pointer(op.path);
+    const last = at[at.length - 1];
+    if (op.op === 'add' && last === '-') {
+      const list = loaded.doc.getIn(at.slice(0, -1), true);
+      if (!isSeq(list)) throw new Error(`${where}: ${op.path}: not a list`);
+      list.add(loaded.doc.createNode(op.value));
+    } else if (op.op === 'add' && typeof last === 'number') {
+      const list = loaded.doc.getIn(at.slice(0, -1), true);
+      if (!isSeq(list) || last > list.items.length) throw new Error(`${where}: ${op.path}: no such list position`);
+      list.items.splice(last, 0, loaded.doc.createNode(op.value));
+    } else if (op.op === 'add' || op.op === 'replace' || op.op === 'remove') {
+      if (op.op !== 'add' && !loaded.doc.hasIn(at)) throw new Error(`${where}: ${op.op} ${op.path}: nothing there`);
+      if (op.op === 'remove') loaded.doc.deleteIn(at);
+      else loaded.doc.setIn(at, loaded.doc.createNode(op.value));
+    } else throw new Error(`${where}: operation ${JSON.stringify(op.op)} is not understood (add, replace, remove)`);
+  }
+  loaded.object = loaded.doc.toJSON() as RenderedObject;
 }
 
 /** Splits an image reference into name and the tag or digest part ("hnc-ts:0.1.0" → hnc-ts). */
@@ -193,22 +268,41 @@ export function renderInstall(opts: { kustomization?: string; image?: string } =
   return { objects: sorted.map((l) => l.doc.toJSON() as RenderedObject), yaml: body };
 }
 
-function header(image: string | undefined): string {
+function header(variant: Variant, image: string | undefined): string {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  const { kustomization, out } = VARIANTS[variant];
   return [
-    `# ${pkg.name} ${pkg.version}: everything it needs in a cluster, in one file.`,
-    '# Generated by `npm run build:install` from deploy/kustomization.yaml; do not edit.',
+    `# ${pkg.name} ${pkg.version}: everything it needs in a cluster, in one file${variant === 'hrq' ? ', with hierarchical resource quotas on' : ''}.`,
+    `# Generated by \`npm run build:install\` from ${relative(ROOT, kustomization)}; do not edit.`,
     ...(image ? [`# Image: ${image}`] : []),
-    '#   kubectl apply --server-side -f install.yaml',
+    `#   kubectl apply --server-side -f ${basename(out)}`,
     '# The manager writes its webhook configurations itself; see docs/deploy.md to uninstall.',
     '',
     '',
   ].join('\n');
 }
 
+/** Renders one variant and writes it (with its header) to `out`; returns what it wrote. */
+export function writeInstall(opts: { variant?: Variant; image?: string; out?: string } = {}): {
+  out: string;
+  objects: number;
+  image?: string;
+} {
+  const variant = opts.variant ?? 'default';
+  const out = opts.out ?? VARIANTS[variant].out;
+  const rendered = renderInstall({ kustomization: VARIANTS[variant].kustomization, image: opts.image });
+  const deployment = rendered.objects.find((o) => o.kind === 'Deployment');
+  const usedImage = (deployment?.spec as { template?: { spec?: { containers?: Array<{ image?: string }> } } } | undefined)?.template?.spec
+    ?.containers?.[0]?.image;
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, header(variant, usedImage) + rendered.yaml);
+  return { out, objects: rendered.objects.length, image: usedImage };
+}
+
 function main(argv: string[]): void {
   let image: string | undefined = process.env.HNC_IMAGE || undefined;
-  let out = INSTALL_YAML;
+  let out: string | undefined;
+  let variant: Variant | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = () => {
@@ -218,22 +312,30 @@ function main(argv: string[]): void {
     };
     if (a === '--image' || a.startsWith('--image=')) image = value();
     else if (a === '--out' || a.startsWith('--out=')) out = resolve(value());
-    else if (a === '-h' || a === '--help') {
+    else if (a === '--variant' || a.startsWith('--variant=')) {
+      const v = value();
+      if (!(v in VARIANTS)) throw new Error(`--variant must be one of ${Object.keys(VARIANTS).join(', ')}, not ${JSON.stringify(v)}`);
+      variant = v as Variant;
+    } else if (a === '-h' || a === '--help') {
       process.stdout.write(
-        'Usage: npm run build:install -- [--image REF] [--out FILE]   (default dist/install.yaml; HNC_IMAGE sets --image)\n',
+        [
+          'Usage: npm run build:install -- [--image REF] [--variant default|hrq] [--out FILE]',
+          '  Writes dist/install.yaml (deploy/) and dist/install-hrq.yaml (deploy/hrq/: the manager with --enable-hrq).',
+          '  --variant writes only that one; --out FILE writes one variant (default unless --variant) to FILE.',
+          '  HNC_IMAGE sets --image.',
+          '',
+        ].join('\n'),
       );
       return;
     } else throw new Error(`unknown argument ${a}`);
   }
-  const rendered = renderInstall({ image });
-  const deployment = rendered.objects.find((o) => o.kind === 'Deployment');
-  const usedImage = (deployment?.spec as { template?: { spec?: { containers?: Array<{ image?: string }> } } } | undefined)?.template?.spec
-    ?.containers?.[0]?.image;
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, header(usedImage) + rendered.yaml);
-  process.stderr.write(
-    `wrote ${relative(process.cwd(), out).startsWith('..') ? out : relative(process.cwd(), out)}: ${rendered.objects.length} objects${usedImage ? `, image ${usedImage}` : ''}\n`,
-  );
+  // --out alone keeps its old meaning: the default install, to that file.
+  const variants: Variant[] = variant ? [variant] : out ? ['default'] : (Object.keys(VARIANTS) as Variant[]);
+  for (const v of variants) {
+    const wrote = writeInstall({ variant: v, image, out });
+    const shown = relative(process.cwd(), wrote.out).startsWith('..') ? wrote.out : relative(process.cwd(), wrote.out);
+    process.stderr.write(`wrote ${shown}: ${wrote.objects} objects${wrote.image ? `, image ${wrote.image}` : ''}\n`);
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
