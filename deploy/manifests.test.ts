@@ -128,7 +128,7 @@ describe('the HRQ variant: deploy/hrq renders into dist/install-hrq.yaml (HNC sh
     expect(parseManagerFlags(manager.args ?? []).hrq).toBeUndefined();
     const names = (hrqOn: boolean) => {
       const input = { endpoint: { url: 'https://hnc.example' }, excludedNamespaces: [], objectRules: [], managerNamespace: NS, hrq: hrqOn };
-      const hooks = (m: { webhooks?: unknown }) => (m.webhooks as Array<{ name: string }>).map((w) => w.name);
+      const hooks = (m: object) => ((m as { webhooks: Array<{ name: string }> }).webhooks ?? []).map((w) => w.name);
       return [...hooks(validatingConfiguration(input)), ...hooks(mutatingConfiguration(input))];
     };
     const hrqHooks = [Webhook.hrq.name, Webhook.hrqQuantities.name, Webhook.resourceQuotaStatus.name];
