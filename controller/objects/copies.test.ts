@@ -123,6 +123,18 @@ describe('CopyReconciler', () => {
     expect(t.reconciler.propagatedIn('b')).toBe(0);
   });
 
+  it('reports a recreate whose create step failed as a write, not a removal, and does not count it', async () => {
+    const t = setup('a -> b', [rolebinding('a', 'r'), copyOf(rolebinding('a', 'r', { role: 'view' }), 'b')]);
+    t.writes.failNext('create', path('b'), 403);
+    await expect(t.reconciler.reconcile('b')).rejects.toThrow(/403/);
+    expect(t.writes.lines()).toEqual([`delete ${path('b', 'r')}`, `create ${path('b')} (failed)`]);
+    expect(t.reconciler.propagatedIn('b')).toBe(0);
+    expect(t.events.events.map((e) => e.message)).toEqual([
+      expect.stringMatching(/^Could not write from source namespace "a": .*403/),
+      expect.stringMatching(/^Could not write to destination namespace "b": .*403/),
+    ]);
+  });
+
   it('counts a failed delete of a stale copy as nothing: the copies in place stay counted', async () => {
     const kept = rolebinding('a', 'kept');
     const t = setup('a -> b', [kept, copyOf(kept, 'b'), rolebinding('b', 'gone', { from: 'a' })]);

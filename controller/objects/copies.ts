@@ -113,12 +113,11 @@ export class CopyReconciler {
       if (await attempt('created copy', c.name, c.source, () => writes.create(this.path(ns), c.object))) confirmed++;
     for (const u of plan.update) {
       const ok = u.recreate
-        ? // An immutable field changed (a RoleBinding's roleRef): delete our copy, then create it anew.
-          await attempt('deleted copy to recreate it', u.name, u.source, () =>
-            writes
-              .delete(this.path(ns, u.name), { preconditions: { uid: u.existing.metadata?.uid } })
-              .then(() => writes.create(this.path(ns), u.object)),
-          )
+        ? // An immutable field changed (a RoleBinding's roleRef): delete our copy, then create it anew
+          // (two attempts, so a failure is reported as the step that failed).
+          (await attempt('deleted copy to recreate it', u.name, u.source, () =>
+            writes.delete(this.path(ns, u.name), { preconditions: { uid: u.existing.metadata?.uid } }),
+          )) && (await attempt('recreated copy', u.name, u.source, () => writes.create(this.path(ns), u.object)))
         : await attempt('updated copy', u.name, u.source, () => writes.replace(this.path(ns, u.name), u.object));
       if (ok) confirmed++;
     }
