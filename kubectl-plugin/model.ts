@@ -1,5 +1,6 @@
 // Plain data the renderers take. Loaders (commands/*) fill it from the cluster; renderers
 // (render/*) turn it into text. Nothing here does I/O.
+import type { Grant, Subject } from '../core/access/index.js';
 import type { AnyObject } from './api.js';
 
 /** A condition as the plugin shows it. */
@@ -113,5 +114,17 @@ export interface ExplainView {
   /** The object of that name in NS itself. */
   local: FoundObject;
   /** Plain notes on what could not be read, printed last. */
+  notes: string[];
+}
+
+/** What `access` found: the namespaces looked at, the grants in them, and what could not be read. */
+export interface AccessView {
+  /** The subtree roots asked for (empty: every namespace the caller may read). */
+  roots: string[];
+  subject?: Subject;
+  /** The namespaces whose RoleBindings were looked at: each root, then the rest of its subtree sorted. */
+  namespaces: string[];
+  /** In the order of `namespaces`, then by subject, role and binding. */
+  grants: Grant[];
   notes: string[];
 }

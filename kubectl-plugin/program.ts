@@ -6,6 +6,7 @@ import type { CommandSpec } from './cli/command.js';
 import { GLOBAL_FLAGS, globalFlags, type GlobalFlags } from './cli/global-flags.js';
 import { helpText } from './cli/help.js';
 import { parseCommandLine } from './cli/parse.js';
+import { accessCommand } from './commands/access.js';
 import { configCommand } from './commands/config.js';
 import { createCommand } from './commands/create.js';
 import { deleteCommand } from './commands/delete.js';
@@ -32,6 +33,7 @@ export const ROOT_COMMAND: CommandSpec = {
   name: 'kubectl-hns',
   summary: 'Manipulates hierarchical namespaces provided by HNC',
   subcommands: [
+    accessCommand,
     configCommand,
     createCommand,
     deleteCommand,

@@ -18,6 +18,7 @@ function leaves(cmd: CommandSpec, path: CommandSpec[] = []): CommandSpec[][] {
 
 /** Arguments (and flags) each command needs to get as far as connecting. */
 const NEEDS: Record<string, string[]> = {
+  access: ['team'],
   'config describe': [],
   'config set-resource': ['secrets', '--mode', 'Propagate'],
   'config delete-type': [],
@@ -33,9 +34,12 @@ const NEEDS: Record<string, string[]> = {
 
 const sample = (f: FlagSpec): string =>
   f.choices?.[0] ??
-  ({ object: 'role/admin', mode: 'Remove', labels: 'k=v', annotations: 'k=v', 'request-timeout': '7s' } as Record<string, string>)[
-    f.name
-  ] ??
+  (
+    { object: 'role/admin', mode: 'Remove', labels: 'k=v', annotations: 'k=v', 'request-timeout': '7s', subject: 'user:alice' } as Record<
+      string,
+      string
+    >
+  )[f.name] ??
   'v-1';
 
 /** The ways to write a flag, each with the value it must parse to. */

@@ -97,10 +97,10 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   return out;
 }
 
-type PerNamespace<T> = { namespace: string; value?: T; forbidden?: boolean };
+export type PerNamespace<T> = { namespace: string; value?: T; forbidden?: boolean };
 
 /** The same request in every namespace: 403s are noted, 404s (a namespace just deleted) skipped. */
-async function eachNamespace<T>(namespaces: readonly string[], fn: (ns: string) => Promise<T>): Promise<PerNamespace<T>[]> {
+export async function eachNamespace<T>(namespaces: readonly string[], fn: (ns: string) => Promise<T>): Promise<PerNamespace<T>[]> {
   return mapLimit(namespaces, 32, async (namespace) => {
     try {
       return { namespace, value: await fn(namespace) };
