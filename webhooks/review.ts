@@ -19,9 +19,6 @@ export interface AdmissionRequest {
   dryRun?: boolean;
 }
 
-/** What a handler decides (the pure validators' Decision); the server turns it into an AdmissionResponse. */
-export type Verdict = Decision;
-
 export class BadReview extends Error {
   override name = 'BadReview';
 }
@@ -55,7 +52,7 @@ export function decodeReview(body: string, objectShape: Shape = ANY_OBJECT): Adm
   return req as AdmissionRequest;
 }
 
-export function encodeResponse(uid: string, verdict: Verdict): string {
+export function encodeResponse(uid: string, verdict: Decision): string {
   const response: Record<string, unknown> = { uid, allowed: verdict.allowed };
   if (verdict.allowed) {
     response.status = { code: 200, metadata: {} };

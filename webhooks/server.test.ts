@@ -5,7 +5,7 @@ import { CertificateAuthority } from '../kube/pki.js';
 import { createLogger, type Logger } from '../kube/log.js';
 import { noopLogger } from '../kube/watch/logger.js';
 import { MAX_BODY, NOT_READY_MESSAGE, WebhookServer } from './server.js';
-import type { Verdict } from './review.js';
+import type { Decision } from '../core/validation/decision.js';
 
 let server: WebhookServer | undefined;
 let lastPort = 0;
@@ -15,7 +15,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function serve(ready: boolean, handler: () => Verdict | Promise<Verdict>, logger?: Logger) {
+async function serve(ready: boolean, handler: () => Decision | Promise<Decision>, logger?: Logger) {
   const ca = await CertificateAuthority.create('test-ca');
   const pair = await ca.issue({ commonName: 'webhook', usage: 'server', ips: ['127.0.0.1'] });
   server = new WebhookServer({

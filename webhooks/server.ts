@@ -2,13 +2,14 @@
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Decision } from '../core/validation/decision.js';
 import type { Logger } from '../kube/log.js';
 import { withRequestId } from '../kube/log-context.js';
 import { JsonCostScanner } from './json-limits.js';
-import { BadReview, decodeReview, encodeResponse, type AdmissionRequest, type Verdict } from './review.js';
+import { BadReview, decodeReview, encodeResponse, type AdmissionRequest } from './review.js';
 import type { Shape } from './shapes.js';
 
-export type Handler = (req: AdmissionRequest) => Verdict | Promise<Verdict>;
+export type Handler = (req: AdmissionRequest) => Decision | Promise<Decision>;
 
 export interface WebhookServerOptions {
   host?: string;
@@ -21,7 +22,7 @@ export interface WebhookServerOptions {
   allowWhileStarting?: ReadonlySet<string>;
   logger: Logger;
   /** Called per answered review, for metrics. */
-  onReview?: (path: string, verdict: Verdict, ms: number) => void;
+  onReview?: (path: string, verdict: Decision, ms: number) => void;
 }
 
 /** The API server's own request limit is 3 MiB; a review carries the object and its old version. */
@@ -110,8 +111,8 @@ export class WebhookServer {
     res.end(answer);
   }
 
-  private async decide(path: string, handler: Handler, review: AdmissionRequest): Promise<Verdict> {
-    let verdict: Verdict;
+  private async decide(path: string, handler: Handler, review: AdmissionRequest): Promise<Decision> {
+    let verdict: Decision;
     if (!this.opts.isReady()) {
       verdict = this.opts.allowWhileStarting?.has(path)
         ? { allowed: true }
