@@ -35,6 +35,8 @@ const STATUS_DELAY_MS = 1000;
 const RESYNC_MS = 30_000;
 /** While the manager may not access a configured kind, its access is checked again this often. */
 const ACCESS_RECHECK_MS = 1000;
+/** While a kind is denied, all its verbs are checked again this often (one of them every second). */
+const ACCESS_FULL_RECHECK_MS = 30_000;
 /** A kind the manager was found to have access to is checked again after this long. */
 const ACCESS_TTL_MS = 60_000;
 
@@ -154,6 +156,8 @@ export class ConfigController {
   private readonly unsubscribeCrds: () => void;
   /** When each kind was last found accessible (its propagator may run). */
   private readonly accessible = new Map<string, number>();
+  /** The verbs each kind lacked at its last full check. */
+  private readonly lacking = new Map<string, { verbs: string[]; at: number }>();
   private stopping = false;
 
   constructor(private readonly deps: ConfigDeps) {
@@ -256,10 +260,22 @@ export class ConfigController {
       types.map(async (t) => {
         const key = typeKey(t);
         if ((this.accessible.get(key) ?? -Infinity) > now - ACCESS_TTL_MS) return;
+        // While a kind stays denied, one review a second (of a verb it lacked) tells whether a
+        // grant came; only then (or every ACCESS_FULL_RECHECK_MS) are all its verbs checked again.
+        const lacked = this.lacking.get(key);
+        if (lacked && lacked.at > now - ACCESS_FULL_RECHECK_MS && !(await this.selfCan(lacked.verbs[0]!, t))) {
+          missing.push({ group: t.group, resource: t.resource, verbs: lacked.verbs });
+          return;
+        }
         const allowed = await Promise.all(PROPAGATION_VERBS.map((verb) => this.selfCan(verb, t)));
         const verbs = PROPAGATION_VERBS.filter((_, i) => !allowed[i]);
-        if (verbs.length) missing.push({ group: t.group, resource: t.resource, verbs });
-        else this.accessible.set(key, now);
+        if (verbs.length) {
+          missing.push({ group: t.group, resource: t.resource, verbs });
+          this.lacking.set(key, { verbs, at: now });
+        } else {
+          this.accessible.set(key, now);
+          this.lacking.delete(key);
+        }
       }),
     );
     return missing.sort((a, b) => (typeKey(a) < typeKey(b) ? -1 : 1));
