@@ -53,6 +53,9 @@ interface ClusterRole extends Obj {
   aggregationRule?: { clusterRoleSelectors: Array<{ matchLabels: Record<string, string> }> };
 }
 
+/** Each test runs helm a few times (about 0.2 s each here, far more on a loaded machine). */
+const HELM_TIMEOUT = 120_000;
+
 let helm = '';
 beforeAll(async () => {
   // A no-op once built; a cold build (a fresh machine running this file alone) takes minutes.
@@ -120,7 +123,7 @@ const notIn = (values: string[]) => ({
   matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...values].sort() }],
 });
 
-describe('charts/hnc, default values', () => {
+describe('charts/hnc, default values', { timeout: HELM_TIMEOUT }, () => {
   it.each([
     { variant: 'dist/install.yaml', values: {}, kustomization: DEPLOY_KUSTOMIZATION },
     { variant: 'dist/install-hrq.yaml (hrq.enabled)', values: { hrq: { enabled: true } }, kustomization: DEPLOY_HRQ_KUSTOMIZATION },
@@ -180,7 +183,7 @@ describe('charts/hnc, default values', () => {
   });
 });
 
-describe('charts/hnc values', () => {
+describe('charts/hnc values', { timeout: HELM_TIMEOUT }, () => {
   it('replicas: the Deployment, and a PodDisruptionBudget only with two or more', () => {
     const three = template({ replicas: 3 });
     expect(deploymentOf(three).spec.replicas).toBe(3);

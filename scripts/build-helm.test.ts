@@ -37,7 +37,7 @@ function run(env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string
   });
 }
 
-describe('scripts/build-helm.sh', () => {
+describe('scripts/build-helm.sh', { timeout: 60_000 }, () => {
   const dirs: string[] = [];
   afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
 
