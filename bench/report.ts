@@ -78,33 +78,35 @@ export function markdown(report: RunReport): string {
         `${r.warmRestart.writes.total} / ${r.warmRestart.managerWrites} / ${r.warmRestart.objectsChanged.changed + r.warmRestart.objectsChanged.created + r.warmRestart.objectsChanged.deleted}${pass(r.warmRestart.writes.total === 0 && r.warmRestart.managerWrites === 0)}`,
     );
     row('warm restart: seconds to idle', '', (r) => f(r.warmRestart.seconds));
-    row('propagation of 1 object: descendants', '', (r) => String(r.propagation.descendants));
+    row('propagation of 1 object: descendants', '', (r) => (r.propagation ? String(r.propagation.descendants) : '–'));
     row(
       'propagation p50 / p99 ms (floor ms)',
       '',
-      (r) => `${ms(r.propagation.create.p50)} / ${ms(r.propagation.create.p99)} (${ms(r.propagation.floorSeconds * 1000)})`,
+      (r) =>
+        `${ms(r.propagation?.create.p50)} / ${ms(r.propagation?.create.p99)} (${ms(r.propagation && r.propagation.floorSeconds * 1000)})`,
     );
     row(
       'propagation p99 ÷ floor',
       '≤ 2 at 1,000 descendants',
-      (r) => `${f(r.propagation.p99RatioToFloor)}${r.propagation.descendants >= 900 ? pass(r.propagation.p99RatioToFloor <= 2) : ''}`,
+      (r) =>
+        `${f(r.propagation?.p99RatioToFloor)}${r.propagation && r.propagation.descendants >= 900 ? pass(r.propagation.p99RatioToFloor <= 2) : ''}`,
     );
-    row('deletion of that object p50 / p99 ms', '', (r) => `${ms(r.propagation.delete.p50)} / ${ms(r.propagation.delete.p99)}`);
-    row(
-      'propagation: writes made ÷ minimum',
-      '1.00',
-      (r) => `${r.propagation.writes.apiserver.total} ÷ ${r.propagation.writes.minimum.total} = ${f(r.propagation.writes.ratio, 3)}`,
+    row('deletion of that object p50 / p99 ms', '', (r) => `${ms(r.propagation?.delete.p50)} / ${ms(r.propagation?.delete.p99)}`);
+    row('propagation: writes made ÷ minimum', '1.00', (r) =>
+      r.propagation
+        ? `${r.propagation.writes.apiserver.total} ÷ ${r.propagation.writes.minimum.total} = ${f(r.propagation.writes.ratio, 3)}`
+        : '–',
     );
     row(
       'propagation with webhooks on p50 / p99 ms',
       '',
-      (r) => `${ms(r.propagation.withWebhooks?.create.p50)} / ${ms(r.propagation.withWebhooks?.create.p99)}`,
+      (r) => `${ms(r.propagation?.withWebhooks?.create.p50)} / ${ms(r.propagation?.withWebhooks?.create.p99)}`,
     );
-    row('subtree move: namespaces, p50 / max ms', '', (r) => `${r.move.size}: ${ms(r.move.trials.p50)} / ${ms(r.move.trials.max)}`);
-    row(
-      'subtree move: writes made ÷ minimum',
-      '1.00',
-      (r) => `${r.move.writes.apiserver.total} ÷ ${r.move.writes.minimum.total} = ${f(r.move.writes.ratio, 3)}`,
+    row('subtree move: namespaces, p50 / max ms', '', (r) =>
+      r.move ? `${r.move.size}: ${ms(r.move.trials.p50)} / ${ms(r.move.trials.max)}` : '–',
+    );
+    row('subtree move: writes made ÷ minimum', '1.00', (r) =>
+      r.move ? `${r.move.writes.apiserver.total} ÷ ${r.move.writes.minimum.total} = ${f(r.move.writes.ratio, 3)}` : '–',
     );
     const rates = [...new Set(results.flatMap((r) => r.webhooks?.direct.map((d) => d.offered) ?? []))].sort((a, b) => a - b);
     const at = (r: ScenarioResult, rate: number) => r.webhooks?.direct.find((d) => d.offered === rate);
@@ -204,7 +206,7 @@ export function markdown(report: RunReport): string {
       'HNC event-loop delay max ms: cold start / propagation trials (longest GC ms)',
       '',
       (r) =>
-        `${ms(r.coldStart.eventLoop?.max)} / ${ms(r.propagation.eventLoop?.max)} (${ms(Math.max(r.coldStart.eventLoop?.gcMaxMs ?? 0, r.propagation.eventLoop?.gcMaxMs ?? 0))})`,
+        `${ms(r.coldStart.eventLoop?.max)} / ${ms(r.propagation?.eventLoop?.max)} (${ms(Math.max(r.coldStart.eventLoop?.gcMaxMs ?? 0, r.propagation?.eventLoop?.gcMaxMs ?? 0))})`,
     );
     row(
       'manager CPU seconds: cold start / warm restart',

@@ -41,6 +41,7 @@ const { values: flags } = parseArgs({
     'hnc-qps': { type: 'string' },
     'hnc-workers': { type: 'string' },
     'hnc-object-workers': { type: 'string' },
+    'cold-only': { type: 'boolean', default: false },
     'steady-seconds': { type: 'string' },
     profile: { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -73,6 +74,7 @@ const USAGE = `Usage: npm run bench -- [--quick | --size N] [--topology wide,ful
   --hnc-qps N             HNC's client-side write QPS limit (default 100000: unthrottled; HNC's default is 50)
   --hnc-workers N         HNC's --max-reconciles (default 10, as shipped)
   --hnc-object-workers N  HNC's --max-object-reconciles (default 32, as shipped)
+  --cold-only             per topology only the floor, the cold start, its steady state and a warm restart (e.g. to time HNC's defaults: --hnc-qps 50)
   --steady-seconds N      the idle window for steady-state CPU (default 10; 1 with --quick)
   --profile               write V8 CPU profiles of the HNC processes to bench/results/profiles/ (one per process, in start order: cold start, warm restart + propagation + moves, webhooks), and a heap snapshot at steady state after the cold start
   --out DIR               where results go (default bench/results)
@@ -129,6 +131,7 @@ async function main(): Promise<void> {
     hncQps: int('hnc-qps', flags['hnc-qps'], 100_000),
     hncWorkers: int('hnc-workers', flags['hnc-workers'], 10),
     hncObjectWorkers: int('hnc-object-workers', flags['hnc-object-workers'], 32),
+    coldOnly: flags['cold-only'],
     hncNodeFlags: benchNodeFlags(),
     profileDir,
   };

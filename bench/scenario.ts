@@ -78,6 +78,8 @@ export interface ScenarioOptions {
   hncQps: number;
   hncWorkers: number;
   hncObjectWorkers: number;
+  /** Stop each topology after the cold start, its steady state and the warm restart (no propagation trials, moves, webhooks). */
+  coldOnly?: boolean;
   /** Extra node flags of the HNC process (HNC_BENCH_NODE_FLAGS). */
   hncNodeFlags: string[];
   profileDir?: string;
@@ -345,7 +347,8 @@ export interface ScenarioResult {
     objectsChanged: { changed: number; created: number; deleted: number };
     managerCpuSeconds: number;
   };
-  propagation: {
+  /** Absent with --cold-only, as is `move`. */
+  propagation?: {
     descendants: number;
     create: Summary;
     delete: Summary;
@@ -358,7 +361,7 @@ export interface ScenarioResult {
     /** With HNC's webhooks registered: latencies, and the webhook calls the API server made meanwhile (HNC's own copy writes included). */
     withWebhooks?: { create: Summary; delete: Summary; webhookCalls: Record<string, number>; copyWrites: number };
   };
-  move: { size: number; trials: Summary; minimumPerMove: number; writes: WritesReport };
+  move?: { size: number; trials: Summary; minimumPerMove: number; writes: WritesReport };
   /** Absent for the topologies --quick runs without the webhook phase. */
   webhooks?: {
     /** Writes of HNC's first start with webhooks and of its last (a restart with everything in place when restarts ≥ 2). */
@@ -666,6 +669,44 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     await sleep(opts.steadyMs);
     const w1 = await hnc.stats();
     const steadyAfterWarm = (cpuSeconds(w1) - cpuSeconds(w0)) / (opts.steadyMs / 1000);
+    const result = (warmMemory: Memory): ScenarioResult => ({
+      topology: name,
+      shape,
+      controlPlaneStartSeconds: round(cp.startSeconds, 2),
+      sharedPlane: shared,
+      otherApiServers,
+      setup: { seconds: round(setupSeconds, 2), writes: setupWrites, settleSeconds: round(settleSeconds, 2) },
+      floor,
+      coldStart: {
+        seconds: round(coldSeconds, 3),
+        cachesSyncedSeconds: round(started.startedMs / 1000, 3),
+        idleSeconds: round(idleSeconds, 3),
+        floorSeconds: round(floorSeconds, 3),
+        ratioToFloor: round(coldSeconds / floorSeconds, 2),
+        writes: coldWrites,
+        verified: coldVerified,
+        cpu: coldCpu,
+        managerCpuSeconds: round(cpuSeconds(idleStats), 2),
+        eventLoop: coldLoop,
+        memory: memory(idleStats, children[0]!.baseline),
+      },
+      steadyState: {
+        seconds: opts.steadyMs / 1000,
+        cpuPercentAfterColdStart: round(steadyCpu * 100, 2),
+        memory: steadyMemory,
+        cpuPercentAfterWarmRestart: round(steadyAfterWarm * 100, 2),
+        memoryAfterWarmRestart: warmMemory,
+      },
+      warmRestart: warm,
+      versions: { kubernetes: plane.version, binaries: cp.binaries.source.split('/').pop() ?? cp.binaries.source },
+      leftoverProcesses: [],
+    });
+    if (opts.coldOnly) {
+      const warmMemory = memory(w1, hnc.baseline);
+      await hnc.kill();
+      await (await next).kill();
+      return result(warmMemory);
+    }
 
     // 5. One new object at the root, then its deletion, to every descendant; repeated.
     const D = descendants(parent, topology.root).length;
@@ -740,7 +781,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     warmMemory.rssAfterGcMB = mb(gc2.rss);
 
     let webhooks: ScenarioResult['webhooks'];
-    let withWebhooks: ScenarioResult['propagation']['withWebhooks'];
+    let withWebhooks: NonNullable<ScenarioResult['propagation']>['withWebhooks'];
     if (opts.webhooksFor(name)) {
       // 7. The webhooks: HNC restarted with them (the last restart is the one with everything in place), then load.
       await hnc.stop();
@@ -900,34 +941,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     await (await next).kill();
 
     return {
-      topology: name,
-      shape,
-      controlPlaneStartSeconds: round(cp.startSeconds, 2),
-      sharedPlane: shared,
-      otherApiServers,
-      setup: { seconds: round(setupSeconds, 2), writes: setupWrites, settleSeconds: round(settleSeconds, 2) },
-      floor,
-      coldStart: {
-        seconds: round(coldSeconds, 3),
-        cachesSyncedSeconds: round(started.startedMs / 1000, 3),
-        idleSeconds: round(idleSeconds, 3),
-        floorSeconds: round(floorSeconds, 3),
-        ratioToFloor: round(coldSeconds / floorSeconds, 2),
-        writes: coldWrites,
-        verified: coldVerified,
-        cpu: coldCpu,
-        managerCpuSeconds: round(cpuSeconds(idleStats), 2),
-        eventLoop: coldLoop,
-        memory: memory(idleStats, children[0]!.baseline),
-      },
-      steadyState: {
-        seconds: opts.steadyMs / 1000,
-        cpuPercentAfterColdStart: round(steadyCpu * 100, 2),
-        memory: steadyMemory,
-        cpuPercentAfterWarmRestart: round(steadyAfterWarm * 100, 2),
-        memoryAfterWarmRestart: warmMemory,
-      },
-      warmRestart: warm,
+      ...result(warmMemory),
       propagation: {
         descendants: D,
         create,
@@ -942,8 +956,6 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
       },
       move: { size: topology.moveSize, trials: moveSummary, minimumPerMove: round(moveMinimum.total / moveTrials, 1), writes: moveWrites },
       webhooks,
-      versions: { kubernetes: plane.version, binaries: cp.binaries.source.split('/').pop() ?? cp.binaries.source },
-      leftoverProcesses: [],
     };
   } finally {
     await tracker?.stop().catch(() => undefined);
