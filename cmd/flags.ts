@@ -44,7 +44,7 @@ export const MANAGER_FLAG_HELP = `Manager flags (as HNC's unless marked):
   --max-reconciles N                 concurrent reconciles per controller (default 10)
   --max-object-reconciles N          (hnc-ts) concurrent namespace reconciles per propagated type (default 32):
                                      one new object at the root is one write per descendant
-  --apiserver-qps-throttle N         client-side write QPS (default 50; burst 1.5x)
+  --apiserver-qps-throttle N         client-side writes/s for each resource type, as HNC (default 50; burst 1.5x)
   --unpropagated-label KEY           label key never copied to propagated objects (repeatable)
   --unpropagated-annotation KEY      annotation key never copied (repeatable)
   --never-copy-key KEY               (hnc-ts) replaces the default never-copied keys (repeatable; 'none' for none)

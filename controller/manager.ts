@@ -27,7 +27,7 @@ export interface ManagerOptions {
   workers?: number;
   /** Concurrent namespace reconciles per propagated type (--max-object-reconciles; default 32). */
   objectWorkers?: number;
-  /** Client-side write QPS limit (default 50; burst 1.5x). */
+  /** Client-side writes/s for each resource type (default 50; burst 1.5x). */
   qps?: number;
   /** What is never copied or propagated (--unpropagated-label/annotation, --nopropagation-label). */
   propagation?: PropagationOptions;

@@ -1,13 +1,29 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { KubeClient } from './client.js';
-import { resourceOf, Writer } from './writer.js';
+import { rateLimitKey, resourceOf, Writer } from './writer.js';
 
 const failingOn = (bad: string) =>
   ({
     request: (_method: string, path: string) => (path === bad ? Promise.reject(new Error('refused')) : Promise.resolve({})),
   }) as unknown as KubeClient;
 
+/** A client that records each request's path as it is sent. */
+const recording = () => {
+  const sent: string[] = [];
+  const client = {
+    request: (_method: string, path: string) => {
+      sent.push(path);
+      return Promise.resolve({});
+    },
+  } as unknown as KubeClient;
+  return { sent, client };
+};
+
 describe('Writer', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('counts every attempt, failed ones too, by verb and resource', async () => {
     const w = new Writer(failingOn('/api/v1/namespaces/a/roles/bad'), { qps: 1000 });
     await w.create('/apis/rbac.authorization.k8s.io/v1/namespaces/a/roles', {});
@@ -37,5 +53,54 @@ describe('Writer', () => {
     expect(resourceOf('/api/v1/namespaces/x/roles/y')).toBe('roles');
     expect(resourceOf('/api/v1/namespaces/x')).toBe('namespaces');
     expect(resourceOf('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config')).toBe('hncconfigurations');
+  });
+
+  it('limits each resource type on its own, as HNC does: one busy type does not hold back another', async () => {
+    vi.useFakeTimers();
+    const { sent, client } = recording();
+    const w = new Writer(client, { qps: 10, burst: 2 });
+    const roles = [1, 2, 3, 4].map((i) => w.create('/apis/rbac.authorization.k8s.io/v1/namespaces/a/roles', { i }));
+    // Other types, including a namespaced subresource, go at once while Roles wait.
+    await w.mergePatch('/api/v1/namespaces/a', {});
+    await w.create('/apis/rbac.authorization.k8s.io/v1/namespaces/a/rolebindings', {});
+    await w.replace('/apis/hnc.x-k8s.io/v1alpha2/namespaces/a/hierarchyconfigurations/hierarchy/status', {});
+    await w.create('/api/v1/namespaces/a/events', {});
+    expect(sent.filter((p) => p.endsWith('/roles'))).toHaveLength(2); // the burst
+    expect(sent).toHaveLength(6);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(sent.filter((p) => p.endsWith('/roles'))).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(sent.filter((p) => p.endsWith('/roles'))).toHaveLength(3); // then qps
+    await vi.advanceTimersByTimeAsync(100);
+    await Promise.all(roles);
+    expect(w.total).toBe(8);
+  });
+
+  it("shares a type's budget between an object and its status, and tells same-named resources of two groups apart", async () => {
+    vi.useFakeTimers();
+    const { sent, client } = recording();
+    const w = new Writer(client, { qps: 10, burst: 1 });
+    await w.create('/apis/hnc.x-k8s.io/v1alpha2/namespaces/a/hierarchyconfigurations', {});
+    const status = w.replace('/apis/hnc.x-k8s.io/v1alpha2/namespaces/a/hierarchyconfigurations/hierarchy/status', {});
+    await w.create('/api/v1/namespaces/a/events', {});
+    await w.create('/apis/events.k8s.io/v1/namespaces/a/events', {});
+    expect(sent).toHaveLength(3);
+    await vi.advanceTimersByTimeAsync(100);
+    await status;
+    expect(sent).toHaveLength(4);
+  });
+
+  it('refuses a limit a token bucket cannot have', () => {
+    expect(() => new Writer(recording().client, { qps: 0 })).toThrow('qps > 0');
+  });
+
+  it('names the rate-limited type of a path: group and resource', () => {
+    expect(rateLimitKey('/api/v1/namespaces/x')).toBe('/namespaces');
+    expect(rateLimitKey('/api/v1/namespaces/x/events')).toBe('/events');
+    expect(rateLimitKey('/apis/rbac.authorization.k8s.io/v1/namespaces/x/roles/y')).toBe('rbac.authorization.k8s.io/roles');
+    expect(rateLimitKey('/apis/hnc.x-k8s.io/v1alpha2/namespaces/x/hierarchyconfigurations/hierarchy/status')).toBe(
+      'hnc.x-k8s.io/hierarchyconfigurations',
+    );
+    expect(rateLimitKey('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config')).toBe('hnc.x-k8s.io/hncconfigurations');
   });
 });

@@ -1,5 +1,10 @@
 // The one door every controller write goes through: it applies the client-side QPS limit and
 // counts writes, so "writes = minimum" is measured in one place.
+//
+// The limit is per resource type, as HNC's: its client makes one REST client, with its own rate
+// limiter, per kind, so `--apiserver-qps-throttle 50` lets it write 50 namespaces, 50 Roles and
+// 50 RoleBindings a second at once (docs/behaviour.md, flags). One budget shared by every type
+// would make the same flag value slower than HNC's.
 import type { KubeClient, RequestOptions } from './client.js';
 import { TokenBucket } from './watch/ratelimit.js';
 import type { DeleteOptions, WriteVerb, Writes } from './writes.js';
@@ -7,7 +12,9 @@ import type { DeleteOptions, WriteVerb, Writes } from './writes.js';
 export type { WriteVerb } from './writes.js';
 
 export interface WriterOptions {
+  /** Writes per second, for each resource type separately (default 50). */
   qps?: number;
+  /** Each type's bucket size (default 1.5 × qps). */
   burst?: number;
   /** Called after every write attempt, e.g. for metrics. */
   onWrite?: (verb: WriteVerb, path: string, ok: boolean) => void;
@@ -16,7 +23,10 @@ export interface WriterOptions {
 const RECENT = 32;
 
 export class Writer implements Writes {
-  private readonly limiter: TokenBucket;
+  /** One token bucket per resource type ("group/resource"), made on its first write. */
+  private readonly limiters = new Map<string, TokenBucket>();
+  private readonly qps: number;
+  private readonly burst: number;
   /** Write attempts by verb, successful or not. */
   readonly counts: Record<WriteVerb, number> = { create: 0, update: 0, patch: 0, delete: 0 };
   private readonly byResource = new Map<string, number>();
@@ -40,8 +50,11 @@ export class Writer implements Writes {
     readonly client: KubeClient,
     private readonly opts: WriterOptions = {},
   ) {
-    const qps = opts.qps ?? 50;
-    this.limiter = new TokenBucket({ qps, burst: opts.burst ?? Math.ceil(qps * 1.5) });
+    this.qps = opts.qps ?? 50;
+    this.burst = opts.burst ?? Math.ceil(this.qps * 1.5);
+    // Refused here, not at the first write.
+    if (!(this.qps > 0) || !(this.burst >= 1))
+      throw new Error(`the write limit needs qps > 0 and burst >= 1, got ${this.qps}/${this.burst}`);
   }
 
   get total(): number {
@@ -67,8 +80,15 @@ export class Writer implements Writes {
     return this.write<T>('delete', 'DELETE', path, { query: opts.query, body });
   }
 
+  private limiterFor(path: string): TokenBucket {
+    const key = rateLimitKey(path);
+    let bucket = this.limiters.get(key);
+    if (!bucket) this.limiters.set(key, (bucket = new TokenBucket({ qps: this.qps, burst: this.burst })));
+    return bucket;
+  }
+
   private async write<T>(verb: WriteVerb, method: string, path: string, opts: RequestOptions): Promise<T> {
-    await this.limiter.take();
+    await this.limiterFor(path).take();
     this.counts[verb]++;
     const resource = resourceOf(path);
     this.byResource.set(resource, (this.byResource.get(resource) ?? 0) + 1);
@@ -91,4 +111,15 @@ export function resourceOf(path: string): string {
   const rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
   if (rest[0] === 'namespaces' && rest.length > 2) return rest[2]!;
   return rest[0] ?? '';
+}
+
+/**
+ * The type a write is rate-limited as: group and resource, subresources with their object
+ * (a HierarchyConfiguration's status shares its type's budget, as in HNC).
+ * /api/v1/namespaces/x/events -> "/events"; /apis/rbac.authorization.k8s.io/v1/namespaces/x/roles/y -> "rbac.authorization.k8s.io/roles".
+ */
+export function rateLimitKey(path: string): string {
+  const parts = path.split('/').filter(Boolean);
+  const group = parts[0] === 'apis' ? (parts[1] ?? '') : '';
+  return `${group}/${resourceOf(path)}`;
 }
