@@ -42,6 +42,7 @@ const { values: flags } = parseArgs({
     'hnc-workers': { type: 'string' },
     'hnc-object-workers': { type: 'string' },
     'cold-only': { type: 'boolean', default: false },
+    'no-webhooks': { type: 'boolean', default: false },
     'steady-seconds': { type: 'string' },
     profile: { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -75,6 +76,7 @@ const USAGE = `Usage: npm run bench -- [--quick | --size N] [--topology wide,ful
   --hnc-workers N         HNC's --max-reconciles (default 10, as shipped)
   --hnc-object-workers N  HNC's --max-object-reconciles (default 32, as shipped)
   --cold-only             per topology only the floor, the cold start, its steady state and a warm restart (e.g. to time HNC's defaults: --hnc-qps 50)
+  --no-webhooks           skip the webhook phase (HNC restarted with its webhooks, their load, propagation with webhooks on)
   --steady-seconds N      the idle window for steady-state CPU (default 10; 1 with --quick)
   --profile               write V8 CPU profiles of the HNC processes to bench/results/profiles/ (one per process, in start order: cold start, warm restart + propagation + moves, webhooks), and a heap snapshot at steady state after the cold start
   --out DIR               where results go (default bench/results)
@@ -113,7 +115,7 @@ async function main(): Promise<void> {
     webhookSeconds: int('webhook-seconds', flags['webhook-seconds'], quick ? 1 : 6),
     webhookRestarts: quick ? 1 : 2,
     webhookTrials: quick ? 1 : 5,
-    webhooksFor: (t) => !quick || t === topologies[topologies.length - 1],
+    webhooksFor: (t) => !flags['no-webhooks'] && (!quick || t === topologies[topologies.length - 1]),
     coldTimeoutMs: 1000 * int('cold-timeout', flags['cold-timeout'], 600),
     coldSteadyMs: quick ? 0 : 1000 * int('steady-seconds', flags['steady-seconds'], 10),
     quietMs: quick ? 1200 : 2000,
@@ -155,7 +157,7 @@ async function main(): Promise<void> {
       options: {
         topologies,
         ...opts,
-        webhooksFor: quick ? `${topologies[topologies.length - 1]} only` : 'all',
+        webhooksFor: flags['no-webhooks'] ? 'none' : quick ? `${topologies[topologies.length - 1]} only` : 'all',
         profileDir: undefined,
         sharedPlane: shared,
       },
