@@ -12,7 +12,7 @@
 //   cluster-wide gets one cluster-wide watch filtered to the subtree (the subtree is followed as it
 //   grows); otherwise one watch per namespace of the subtree.
 import { stringify } from 'yaml';
-import { treeLabel } from '../../core/api/index.js';
+import { GROUP, Kind, Plural, Singleton, treeLabel, VERSION } from '../../core/api/index.js';
 import type { AnyObject, HncApi, Table, TableRow, WatchEvent } from '../api.js';
 import { boolFlag, defineCommand, stringFlag } from '../cli/command.js';
 import { CliError, ServerError, isForbidden, isNotFound } from '../errors.js';
@@ -40,6 +40,8 @@ export interface GetFlags {
 export interface Subtree {
   namespaces: string[];
   notes: string[];
+  /** How the subtree was read: the namespaces' tree labels, or the HierarchyConfigurations. */
+  readBy?: 'labels' | 'hierarchy';
   /** How many namespaces the cluster has, when the user may list them. */
   clusterNamespaces?: number;
 }
@@ -52,6 +54,11 @@ export interface Subtree {
  */
 export const CLUSTER_WIDE_SHARE = 0.1;
 
+/** A namespace that joins a watched subtree is listed again this often while refused, this many times. */
+const JOIN_RETRY_MS = 500;
+const JOIN_ATTEMPTS = 10;
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The namespaces of root's subtree, root first, and notes for the parts that could not be read. */
@@ -61,7 +68,12 @@ export async function loadSubtree(api: HncApi, root: string): Promise<Subtree> {
     // The root carries its own tree label only once HNC has seen it; it must exist all the same.
     await api.getNamespace(root);
     const clusterNamespaces = await api.countNamespaces();
-    return { namespaces: [root, ...labelled.sort(byName)], notes: [], ...(clusterNamespaces !== undefined ? { clusterNamespaces } : {}) };
+    return {
+      namespaces: [root, ...labelled.sort(byName)],
+      notes: [],
+      readBy: 'labels',
+      ...(clusterNamespaces !== undefined ? { clusterNamespaces } : {}),
+    };
   } catch (err) {
     if (!isForbidden(err)) throw err;
   }
@@ -80,7 +92,7 @@ export async function loadSubtree(api: HncApi, root: string): Promise<Subtree> {
         `no permission to read the hierarchy of ${unreadable.sort(byName).join(', ')}: namespaces below ${unreadable.length > 1 ? 'them' : 'it'} are left out`,
       ]
     : [];
-  return { namespaces: [root, ...namespaces.filter((n) => n !== root).sort(byName)], notes };
+  return { namespaces: [root, ...namespaces.filter((n) => n !== root).sort(byName)], notes, readBy: 'hierarchy' };
 }
 
 /** Runs fn over items, at most `limit` at a time, keeping the order. */
@@ -281,8 +293,9 @@ export async function runGet(api: HncApi, io: Io, flags: GetFlags): Promise<void
     printing = printing.then(() => printEvent(event, fallbackNs)).catch((err: unknown) => void (failure ??= err));
   };
   const follow = async (ns: string | undefined): Promise<void> => {
-    // The server ends a watch after a while: watch again from the last version seen.
-    for (;;) {
+    // The server ends a watch after a while: watch again from the last version seen (a namespace
+    // that left the subtree is not watched again).
+    while (ns === undefined || inSubtree.has(ns)) {
       const handle = onEvent(ns);
       await api.watch(type, ns, { ...opts, resourceVersion: resourceVersions.get(ns), table: asTable }, (event) => {
         const rv = resourceVersionOf(event.object);
@@ -293,14 +306,142 @@ export async function runGet(api: HncApi, io: Io, flags: GetFlags): Promise<void
       if (failure !== undefined) throw failure;
     }
   };
-  const watches: Promise<void>[] = [];
+  // Watches run until one fails (or the user stops the command); more start as the subtree grows.
+  let fail: (err: unknown) => void = () => undefined;
+  const failed = new Promise<never>((_, reject) => (fail = reject));
+  const run = (p: Promise<void>): void => void p.catch(fail);
   if (!subtree || clusterWide) {
-    watches.push(follow(undefined));
-    if (membership) watches.push(membership.follow());
+    run(follow(undefined));
+    if (membership) run(membership.follow());
   } else {
-    for (const ns of resourceVersions.keys()) watches.push(follow(ns));
+    // One watch per namespace; a namespace that joins is listed (its objects printed as they are)
+    // and watched from there, one that leaves is no longer printed.
+    const watching = new Set<string>();
+    const watchNamespace = (ns: string): void => {
+      if (watching.has(ns)) return;
+      watching.add(ns);
+      run(follow(ns).finally(() => watching.delete(ns)));
+    };
+    const join = async (ns: string): Promise<void> => {
+      // A namespace that has just joined may not hold the RoleBindings HNC propagates into it yet:
+      // a refusal is tried again for a few seconds before it is noted.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const listed = asTable ? await api.listTable(type, ns, opts) : await api.listAll(type, ns, opts);
+          resourceVersions.set(ns, 'items' in listed ? listed.resourceVersion : listed.metadata?.resourceVersion);
+          if (!inSubtree.has(ns)) return;
+          if ('items' in listed) for (const object of listed.items) onEvent(ns)({ type: 'ADDED', object });
+          else onEvent(ns)({ type: 'ADDED', object: listed });
+          break;
+        } catch (err) {
+          if (isNotFound(err)) return;
+          if (!isForbidden(err)) throw err;
+          if (attempt === JOIN_ATTEMPTS) return io.err(`Note: ${forbiddenNote(type, [ns])}\n`);
+          await delay(JOIN_RETRY_MS);
+        }
+      }
+      watchNamespace(ns);
+    };
+    const changes: SubtreeChanges = {
+      join: (ns) => {
+        inSubtree.add(ns);
+        run(join(ns));
+      },
+      leave: (ns) => void inSubtree.delete(ns),
+      note: (text) => io.err(`Note: ${text}\n`),
+    };
+    for (const ns of resourceVersions.keys()) if (ns !== undefined) watchNamespace(ns);
+    if (subtree.readBy === 'labels') run(new Membership(api, flags.namespace, inSubtree, changes).follow());
+    else {
+      const hierarchy = new HierarchyFollower(api, flags.namespace, inSubtree, changes);
+      for (const ns of subtree.namespaces) run(hierarchy.follow(ns));
+    }
   }
-  await Promise.all(watches);
+  await failed;
+}
+
+/** What a follower of root's subtree reports: a namespace joined or left, or a part it cannot read. */
+interface SubtreeChanges {
+  join(ns: string): void;
+  leave(ns: string): void;
+  note(text: string): void;
+}
+
+const HIERARCHY_TYPE: FoundResource = {
+  group: GROUP,
+  version: VERSION,
+  resource: Plural.HierarchyConfiguration,
+  kind: Kind.HierarchyConfiguration,
+  namespaced: true,
+  singular: 'hierarchyconfiguration',
+  shortNames: [],
+};
+
+/**
+ * Follows root's subtree for a user who may not list namespaces, as `tree` reads it: a watch of
+ * each member's HierarchyConfiguration. A child that appears joins (and is followed in turn); a
+ * namespace no member names as its child any more leaves, with its descendants. Members are kept
+ * in the set given, which the caller's event filter reads.
+ */
+class HierarchyFollower {
+  private readonly childrenOf = new Map<string, readonly string[]>();
+
+  constructor(
+    private readonly api: HncApi,
+    private readonly root: string,
+    private readonly members: Set<string>,
+    private readonly changes: SubtreeChanges,
+  ) {}
+
+  /** Follows ns's children; `joined`: ns came after the start (whose notes are already printed). */
+  async follow(ns: string, joined = false): Promise<void> {
+    let resourceVersion: string | undefined;
+    const options = { fieldSelector: `metadata.name=${Singleton.hierarchy}`, table: false };
+    let refusals = 0;
+    while (this.members.has(ns)) {
+      try {
+        // No version at first: the server sends the object as it is (an ADDED event), then changes.
+        await this.api.watch(HIERARCHY_TYPE, ns, { ...options, resourceVersion }, (event) => {
+          const hc = event.object as AnyObject & { status?: { children?: string[] } };
+          if (hc.metadata?.resourceVersion) resourceVersion = hc.metadata.resourceVersion;
+          if (event.type === 'ADDED' || event.type === 'MODIFIED') this.setChildren(ns, hc.status?.children ?? []);
+          else if (event.type === 'DELETED') this.setChildren(ns, []);
+        });
+      } catch (err) {
+        if (!isForbidden(err)) throw err;
+        // As for its objects: the RoleBindings HNC propagates into a namespace that joined may lag.
+        if (joined && ++refusals < JOIN_ATTEMPTS) {
+          await delay(JOIN_RETRY_MS);
+          continue;
+        }
+        if (joined) this.changes.note(`no permission to read the hierarchy of ${ns}: namespaces below it are left out`);
+        return;
+      }
+    }
+  }
+
+  private setChildren(ns: string, children: readonly string[]): void {
+    if (!this.members.has(ns)) return;
+    const before = this.childrenOf.get(ns) ?? [];
+    this.childrenOf.set(ns, children);
+    for (const c of children) {
+      if (this.members.has(c)) continue;
+      this.changes.join(c);
+      void this.follow(c, true).catch((err: unknown) =>
+        this.changes.note(`could not follow the hierarchy of ${c}: ${(err as Error).message}`),
+      );
+    }
+    for (const c of before) if (!children.includes(c)) this.leaveUnlessNamed(c);
+  }
+
+  /** ns leaves, with its descendants, unless another member still names it as a child. */
+  private leaveUnlessNamed(ns: string): void {
+    if (ns === this.root || !this.members.has(ns)) return;
+    for (const [parent, children] of this.childrenOf) if (parent !== ns && this.members.has(parent) && children.includes(ns)) return;
+    this.members.delete(ns);
+    this.changes.leave(ns);
+    for (const c of this.childrenOf.get(ns) ?? []) this.leaveUnlessNamed(c);
+  }
 }
 
 /**
@@ -316,6 +457,7 @@ class Membership {
     private readonly api: HncApi,
     root: string,
     members: Iterable<string>,
+    private readonly changes?: SubtreeChanges,
   ) {
     this.label = treeLabel(root);
     for (const m of members) this.known.set(m, true);
@@ -360,7 +502,12 @@ class Membership {
         const name = ns.metadata?.name;
         if (!name || event.type === 'BOOKMARK' || event.type === 'ERROR') return;
         // DELETED: the namespace is gone, or no longer carries the label.
-        this.known.set(name, event.type !== 'DELETED');
+        const inside = event.type !== 'DELETED';
+        if (this.known.get(name) !== inside) {
+          if (inside) this.changes?.join(name);
+          else this.changes?.leave(name);
+        }
+        this.known.set(name, inside);
       });
     }
   }

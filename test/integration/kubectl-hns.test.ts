@@ -501,12 +501,26 @@ describe('kubectl hns get', () => {
     expect(got.stdout).toMatch(new RegExp(`^NAMESPACE\\s+NAME\\s+TYPE\\s+DATA\\s+AGE\\n${home}\\s+h\\s.*\\n${open}\\s+o\\s.*\\n$`));
     expect(got.stderr).toContain(`Note: no permission to read the hierarchy of ${closed}`);
     expect(got.stderr).toContain(`Note: no permission to list secrets in namespace ${closed}: left out\n`);
-    // Her watch (one per namespace she may read) sees her new secret as it is made.
+    // She may edit what goes below her open namespace (a RoleBinding HNC propagates).
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${open}/rolebindings`, {
+      metadata: { name: 'dana-edit' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'dana' }],
+    });
+    const kid = await cluster.namespace('danakid');
+    await secret(kid, 'k');
+    // Her watch (one per namespace she may read) sees her new secret as it is made, and follows
+    // the subtree as it grows: a namespace moved under hers is listed and watched from then on.
     const watch = follow(dana, ['get', 'secrets', '-n', home, '-w']);
     try {
       await watch.line(new RegExp(`^${open}\\s+o\\s`), 'her listed secret');
       await secret(open, 'o2');
       await watch.line(new RegExp(`^${open}\\s+o2\\s`), 'her new secret');
+      expect((await hns(cluster.kubeconfigPath, 'set', kid, '--parent', open)).code).toBe(0);
+      await watch.line(new RegExp(`^${kid}\\s+k\\s`), 'the secret of a namespace that joined her subtree');
+      await secret(kid, 'k2');
+      await watch.line(new RegExp(`^${kid}\\s+k2\\s`), 'a new secret there');
+      expect(watch.out.stderr).not.toContain(kid);
     } finally {
       watch.stop();
     }
