@@ -116,6 +116,7 @@ describe('kubectl hns get', () => {
     expect(await loadSubtree(api, 'a')).toEqual({
       namespaces: ['a', 'b'],
       notes: ['no permission to read the hierarchy of b: namespaces below it are left out'],
+      readBy: 'hierarchy',
     });
   });
 
