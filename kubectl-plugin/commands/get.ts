@@ -10,7 +10,8 @@
 // * --watch: the list, then every event as it arrives, one line each, written at once (nothing is
 //   buffered: the consumer may stop reading at any moment). A user who may list RESOURCE
 //   cluster-wide gets one cluster-wide watch filtered to the subtree (the subtree is followed as it
-//   grows); otherwise one watch per namespace of the subtree.
+//   grows); otherwise one watch per namespace of the subtree, and the subtree followed through
+//   the tree label or the HierarchyConfigurations (namespaces join and leave as it changes).
 import { stringify } from 'yaml';
 import { GROUP, Kind, Plural, Singleton, treeLabel, VERSION } from '../../core/api/index.js';
 import type { AnyObject, HncApi, Table, TableRow, WatchEvent } from '../api.js';
