@@ -42,13 +42,32 @@ function copyOf(source: Obj, ns: string): Obj {
   return { ...c, metadata: { ...c.metadata, uid: `uid-${ns}-${c.metadata.name}`, resourceVersion: String(rv++) } };
 }
 
+/** Answers creates and updates as the API server does: what it stored, with a new resourceVersion. */
+class StoringWrites extends RecordingWrites {
+  /** The resourceVersion of the last answer. */
+  lastVersion = '';
+  override create<T>(path: string, body: unknown): Promise<T> {
+    return super.create<Obj>(path, body).then((o) => this.stored<T>(o));
+  }
+  override replace<T>(path: string, body: unknown): Promise<T> {
+    return super.replace<Obj>(path, body).then((o) => this.stored<T>(o));
+  }
+  private stored<T>(o: Obj): T {
+    this.lastVersion = String(rv++);
+    return {
+      ...o,
+      metadata: { ...o.metadata, uid: `uid-${o.metadata.namespace}-${o.metadata.name}`, resourceVersion: this.lastVersion },
+    } as T;
+  }
+}
+
 function setup(text: string, objects: Obj[]) {
   const h = hierarchy(text);
   const objectStore = storeOf(objects);
   const sources = new SourceSet(
     objects.filter((o) => !isCopy(o)).map((o) => ({ namespace: o.metadata.namespace, name: o.metadata.name, object: o })),
   );
-  const writes = new RecordingWrites();
+  const writes = new StoringWrites();
   const events = new RecordingEvents();
   const conflicts = new Map<string, string[]>();
   let countChanges = 0;
@@ -101,6 +120,56 @@ describe('CopyReconciler', () => {
     expect(await t.reconciler.reconcile('b')).toBe('skipped');
     t.store.upsert({ ...stale, metadata: { ...stale.metadata, resourceVersion: String(rv++) } }); // the update's event
     expect(await t.reconciler.reconcile('b')).toBe('done');
+  });
+
+  it('takes the watch event of its own write, as it made it, for an echo (no reconcile needed); anything else is not', async () => {
+    const src = rolebinding('a', 'r');
+    const t = setup('a -> b', [src]);
+    await t.reconciler.reconcile('b');
+    const landed = { ...copyOf(src, 'b'), metadata: { ...copyOf(src, 'b').metadata, resourceVersion: t.writes.lastVersion } } as Obj;
+    t.store.upsert(landed);
+    expect(t.reconciler.isEchoOfOwnWrite('ADDED', landed)).toBe(true);
+    // The cache caught up: the next reconcile plans (nothing to write), it does not wait.
+    t.writes.clear();
+    expect(await t.reconciler.reconcile('b')).toBe('done');
+    expect(t.writes.writes).toEqual([]);
+    // The same event again, or someone else's change of the copy: not an echo.
+    expect(t.reconciler.isEchoOfOwnWrite('ADDED', landed)).toBe(false);
+    const edited = { ...landed, subjects: [], metadata: { ...landed.metadata, resourceVersion: String(rv++) } } as Obj;
+    t.store.upsert(edited);
+    expect(t.reconciler.isEchoOfOwnWrite('MODIFIED', edited)).toBe(false);
+    // Our update, then an event with another version (a change after ours): not an echo either.
+    await t.reconciler.reconcile('b');
+    expect(t.writes.lines()).toEqual([`update ${path('b', 'r')}`]);
+    const later = { ...landed, metadata: { ...landed.metadata, resourceVersion: String(rv++) } } as Obj;
+    expect(t.reconciler.isEchoOfOwnWrite('MODIFIED', later)).toBe(false);
+  });
+
+  it('brings back a namespace that waited for the cache: the echo it waited for is not taken for one', async () => {
+    const src = rolebinding('a', 'r');
+    const t = setup('a -> b', [src]);
+    await t.reconciler.reconcile('b');
+    expect(await t.reconciler.reconcile('b')).toBe('skipped'); // e.g. another source changed meanwhile
+    const landed = { ...copyOf(src, 'b'), metadata: { ...copyOf(src, 'b').metadata, resourceVersion: t.writes.lastVersion } } as Obj;
+    t.store.upsert(landed);
+    expect(t.reconciler.isEchoOfOwnWrite('ADDED', landed)).toBe(false);
+    expect(await t.reconciler.reconcile('b')).toBe('done');
+  });
+
+  it("takes the DELETED event of a copy it deleted for an echo, and another object's of that name for a change", async () => {
+    const src = rolebinding('a', 'r');
+    for (const [uid, echo] of [
+      [undefined, true],
+      ['uid-other', false],
+    ] as const) {
+      const copy = copyOf(src, 'b');
+      const t = setup('a -> b', [copy]); // the source is gone: the copy must go
+      await t.reconciler.reconcile('b');
+      expect(t.writes.lines()).toEqual([`delete ${path('b', 'r')}`]);
+      t.store.delete('b/r');
+      const gone = { ...copy, metadata: { ...copy.metadata, uid: uid ?? copy.metadata.uid } } as Obj;
+      expect(t.reconciler.isEchoOfOwnWrite('DELETED', gone)).toBe(echo);
+    }
   });
 
   it('recreates a copy whose immutable field differs: deletes it (as seen), then creates it', async () => {

@@ -48,6 +48,13 @@ export class CopyReconciler {
   private readonly written = new Map<string, Set<string>>();
   /** Copies confirmed in place per namespace (numPropagatedObjects). */
   private readonly propagated = new Map<string, number>();
+  /**
+   * What our last successful write of a copy left, until its watch event arrives: "ns/name" -> the
+   * resourceVersion the server answered, or `gone:<uid>` for a delete.
+   */
+  private readonly landing = new Map<string, string>();
+  /** Namespaces whose last reconcile was skipped for a cache behind our writes: their next event must bring them back. */
+  private readonly waiting = new Set<string>();
 
   constructor(private readonly deps: CopyReconcilerDeps) {
     this.expectations = deps.expectations ?? new WriteExpectations();
@@ -65,20 +72,50 @@ export class CopyReconciler {
     return this.propagated.get(ns) ?? 0;
   }
 
+  /**
+   * True when a watch event only shows one of our own writes landing as we made it: the namespace
+   * was planned with that write in mind, so it needs no reconcile for it (a source at the root
+   * would otherwise cost every descendant a second, empty reconcile). Anything else (someone
+   * else's change, a namespace waiting for the cache) is not an echo.
+   */
+  isEchoOfOwnWrite(event: 'ADDED' | 'MODIFIED' | 'DELETED', obj: Obj): boolean {
+    const ns = obj.metadata.namespace;
+    const key = `${ns}/${obj.metadata.name}`;
+    const mark = this.landing.get(key);
+    if (mark === undefined) return false;
+    this.landing.delete(key);
+    const echo = event === 'DELETED' ? mark === `gone:${obj.metadata.uid}` : mark === obj.metadata.resourceVersion;
+    if (!echo || this.waiting.has(ns)) return false;
+    // The cache has caught up with this write: nothing left to wait for.
+    this.expectations.stale(key, obj.metadata.resourceVersion);
+    const names = this.written.get(ns);
+    names?.delete(obj.metadata.name);
+    if (names?.size === 0) this.written.delete(ns);
+    return true;
+  }
+
   /** Throws the first failed write (after attempting every other one), for the queue to retry. */
   async reconcile(ns: string): Promise<CopyReconcileResult> {
-    if (this.cacheBehind(ns)) return 'skipped'; // the watch events of our last writes bring this key back
+    if (this.cacheBehind(ns)) {
+      this.waiting.add(ns);
+      return 'skipped'; // the watch events of our last writes bring this key back
+    }
+    this.waiting.delete(ns);
     const { type, objects, writes, log } = this.deps;
     const ctx = this.deps.context();
     const plan = planNamespace(ctx, ns, objects.byNamespace(ns));
     if (plan.skipped === 'halted' || plan.skipped === 'not-synced') return 'skipped'; // copies stay while halted
     const failures: Error[] = [];
     /** Runs one planned write; false if it failed (reported, and retried by the queue). */
-    const attempt = async (what: string, name: string, source: string, fn: () => Promise<unknown>): Promise<boolean> => {
+    const attempt = async (what: string, name: string, source: string, fn: () => Promise<unknown>, goneUid?: string): Promise<boolean> => {
       try {
-        const before = objects.get(`${ns}/${name}`)?.metadata.resourceVersion;
-        await fn();
-        this.expectations.wrote(`${ns}/${name}`, before);
+        const key = `${ns}/${name}`;
+        const before = objects.get(key)?.metadata.resourceVersion;
+        const stored = (await fn()) as Partial<Obj> | undefined;
+        this.expectations.wrote(key, before);
+        const landed = goneUid !== undefined ? `gone:${goneUid}` : stored?.metadata?.resourceVersion;
+        // Unless the watch event came first (the cache already shows the write).
+        if (landed !== undefined && objects.get(key)?.metadata.resourceVersion === before) this.landing.set(key, landed);
         let names = this.written.get(ns);
         if (!names) this.written.set(ns, (names = new Set()));
         names.add(name);
@@ -124,10 +161,15 @@ export class CopyReconciler {
     for (const d of plan.delete) {
       // The preconditions make sure it is still our copy, as we saw it, that goes. A copy that
       // failed to go was never counted as propagated: its failure changes no count.
-      await attempt('deleted copy', d.name, d.inheritedFrom, () =>
-        writes.delete(this.path(ns, d.name), {
-          preconditions: { uid: d.existing.metadata?.uid, resourceVersion: d.existing.metadata?.resourceVersion },
-        }),
+      await attempt(
+        'deleted copy',
+        d.name,
+        d.inheritedFrom,
+        () =>
+          writes.delete(this.path(ns, d.name), {
+            preconditions: { uid: d.existing.metadata?.uid, resourceVersion: d.existing.metadata?.resourceVersion },
+          }),
+        d.existing.metadata?.uid,
       );
     }
     const conflicts = plan.conflicts.map((c) => `${type.kind} "${c.name}" (from "${c.source}")`);

@@ -166,8 +166,9 @@ export class TypePropagator {
     else this.sources.set({ namespace: ns, name, object: obj });
     const after = this.sources.get(ns, name)?.object;
     if (!this.running) return;
-    // The namespace itself: a copy changed or went, or a user's object appeared in the way.
-    this.queue.add(ns);
+    // The namespace itself: a copy changed or went, or a user's object appeared in the way (not
+    // for the echo of our own write: that namespace was planned with it).
+    if (!(isCopy(obj) && this.copies.isEchoOfOwnWrite(event as 'ADDED' | 'MODIFIED' | 'DELETED', obj))) this.queue.add(ns);
     if (before !== undefined || after !== undefined) {
       const store = this.reflector.store;
       const hasCopy = (d: string) => inheritedFrom((store.get(`${d}/${name}`) ?? {}) as PropagatableObject) === ns;
