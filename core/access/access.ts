@@ -184,15 +184,30 @@ export interface GrantsOptions {
 /** Every grant of the RoleBindings given, as they are: "who has what where now". Sorted (compareGrants). */
 export function grantsOf(bindings: Iterable<RoleBindingObject>, opts: GrantsOptions = {}): Grant[] {
   const only = opts.namespaces ? new Set(opts.namespaces) : undefined;
-  const roles = opts.roles ? roleIndex(opts.roles) : undefined;
   const out: Grant[] = [];
   for (const b of bindings) {
     if (b.metadata?.deletionTimestamp !== undefined) continue; // going away
     const ns = b.metadata?.namespace ?? '';
     if (only && !only.has(ns)) continue;
-    for (const g of bindingGrants(b, ns)) out.push(roles && roles.missing(g) ? { ...g, roleMissing: true } : g);
+    for (const g of bindingGrants(b, ns)) out.push(g);
   }
-  return out.sort(compareGrants);
+  return sortGrants(opts.roles ? markMissingRoles(out, opts.roles) : out);
+}
+
+/** The grants with `roleMissing` set on those whose role the catalog does not hold (see RoleCatalog). Same order. */
+export function markMissingRoles(grants: readonly Grant[], catalog: RoleCatalog): Grant[] {
+  const roles = roleIndex(catalog);
+  return grants.map((g) => (roles.missing(g) ? { ...g, roleMissing: true } : g));
+}
+
+const sortKey = (g: Grant): string => `${g.namespace}\0${subjectKey(g.subject)}\0${g.role.kind}\0${g.role.name}\0${g.binding}`;
+
+/** Sorts grants in place in compareGrants order (each key computed once), and returns them. */
+export function sortGrants(grants: Grant[]): Grant[] {
+  const keyed = grants.map((g) => ({ g, k: sortKey(g) }));
+  keyed.sort((a, b) => cmp(a.k, b.k));
+  keyed.forEach((x, i) => (grants[i] = x.g));
+  return grants;
 }
 
 interface RoleIndex {

@@ -17,6 +17,7 @@ import { RBAC_GROUP } from '../../core/api/index.js';
 import {
   grantsFor,
   grantsOf,
+  markMissingRoles,
   parseSubject,
   SubjectSyntaxError,
   subjectKey,
@@ -137,7 +138,7 @@ export async function loadAccess(api: HncApi, flags: AccessFlags): Promise<Acces
   const select = (grants: Grant[]): Grant[] => (flags.subject ? grantsFor(grants, flags.subject) : grants);
   let grants = select(grantsOf(items, { namespaces: readable }));
   const catalog = await loadRoles(api, grants, clusterWide, notes);
-  if (catalog) grants = select(grantsOf(items, { namespaces: readable, roles: catalog }));
+  if (catalog) grants = markMissingRoles(grants, catalog);
 
   const rank = new Map(namespaces.map((n, i) => [n, i]));
   grants.sort((a, b) => (rank.get(a.namespace) ?? 0) - (rank.get(b.namespace) ?? 0)); // stable: keeps compareGrants within a namespace
