@@ -10,6 +10,13 @@ HELM_VERSION="${HNC_HELM_VERSION:-v3.22.0}"
 
 die() { echo "helm build: $*" >&2; exit 1; }
 
+# A helm of your own (HNC_HELM): nothing to build.
+if [ -n "${HNC_HELM:-}" ]; then
+  [ -x "$HNC_HELM" ] || die "HNC_HELM=$HNC_HELM is not an executable file"
+  [ "${1:-}" = "--print-path" ] && echo "$HNC_HELM"
+  exit 0
+fi
+
 if ! command -v go >/dev/null 2>&1; then
   die "Go is not installed. Install Go 1.26 or newer (https://go.dev/doc/install), or set HNC_HELM to a helm binary."
 fi

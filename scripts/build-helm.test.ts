@@ -48,7 +48,7 @@ describe('scripts/build-helm.sh', { timeout: 60_000 }, () => {
     writeFileSync(log, '');
     writeFileSync(join(root, 'go'), FAKE_GO);
     chmodSync(join(root, 'go'), 0o755);
-    const env = {
+    const env: NodeJS.ProcessEnv = {
       ...process.env,
       PATH: `${root}:${process.env.PATH}`,
       HNC_CACHE_DIR: join(root, 'cache'),
@@ -56,6 +56,7 @@ describe('scripts/build-helm.sh', { timeout: 60_000 }, () => {
       FAKE_GO_DIR: root,
       ...extra,
     };
+    delete env.HNC_HELM;
     const installs = () => readFileSync(log, 'utf8').trim().split('\n').filter(Boolean);
     return { root, env, installs };
   }
@@ -80,6 +81,20 @@ describe('scripts/build-helm.sh', { timeout: 60_000 }, () => {
     expect(c.code).toBe(0);
     expect(c.out).toBe(a.out);
     expect(installs()).toHaveLength(1);
+  });
+
+  it('builds nothing when HNC_HELM names a helm, and refuses one that is not there', async () => {
+    const { root, env, installs } = setup();
+    const own = join(root, 'my-helm');
+    writeFileSync(own, '#!/bin/sh\n');
+    chmodSync(own, 0o755);
+    const given = await run({ ...env, HNC_HELM: own });
+    expect(given.code, given.err).toBe(0);
+    expect(given.out).toBe(own);
+    expect(installs()).toEqual([]);
+    const missing = await run({ ...env, HNC_HELM: join(root, 'nope') });
+    expect(missing.code).not.toBe(0);
+    expect(missing.err).toContain('is not an executable file');
   });
 
   it('leaves nothing in the cache when the compile fails, and says so', async () => {
