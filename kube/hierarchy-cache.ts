@@ -1,10 +1,11 @@
 // The caches the whole manager shares (one reflector per resource) and the hierarchy model they
 // feed. Reconcilers enqueue what the model says is affected; webhooks read the model. Watch
 // handlers only update the model, synchronously, so readers never see it half-updated.
-import { Finalizer, GROUP, Plural } from '../core/api/constants.js';
+import { GROUP, Plural } from '../core/api/constants.js';
+import { anchorFacts, hierarchyFacts, namespaceFacts } from '../core/hierarchy/facts.js';
 import { hncCollectionPath } from '../core/api/paths.js';
 import type { HierarchyConfiguration, NamespaceObject, SubnamespaceAnchor } from '../core/api/types.js';
-import { Hierarchy, type Affected, type AnchorFacts, type HierarchyFacts, type NamespaceFacts } from '../core/hierarchy/hierarchy.js';
+import { Hierarchy, type Affected } from '../core/hierarchy/hierarchy.js';
 import type { HierarchyPolicy } from '../core/hierarchy/policy.js';
 import type { KubeClient } from './client.js';
 import type { Logger } from './watch/logger.js';
@@ -109,32 +110,5 @@ export class HierarchyCache {
   }
 }
 
-// What the model takes from each object (unit tests of the reconcilers feed their model the same way).
-
-export const namespaceFacts = (obj: NamespaceObject): NamespaceFacts => ({
-  labels: obj.metadata.labels ?? {},
-  annotations: obj.metadata.annotations ?? {},
-  deleting: !!obj.metadata.deletionTimestamp,
-});
-
-export function hierarchyFacts(obj: HierarchyConfiguration): HierarchyFacts {
-  const spec = obj.spec ?? {};
-  return {
-    parent: spec.parent || undefined,
-    allowCascadingDeletion: spec.allowCascadingDeletion === true,
-    labels: spec.labels ?? [],
-    annotations: spec.annotations ?? [],
-    deleting: !!obj.metadata.deletionTimestamp,
-  };
-}
-
-export function anchorFacts(obj: SubnamespaceAnchor): AnchorFacts {
-  const spec = obj.spec ?? {};
-  return {
-    labels: spec.labels ?? [],
-    annotations: spec.annotations ?? [],
-    deleting: !!obj.metadata.deletionTimestamp,
-    state: obj.status?.status,
-    finalizer: (obj.metadata.finalizers ?? []).includes(Finalizer.anchor),
-  };
-}
+// What the model takes from each object lives in core/ (the kubectl plugin's previews build the same model).
+export { anchorFacts, hierarchyFacts, namespaceFacts } from '../core/hierarchy/facts.js';
