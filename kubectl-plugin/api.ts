@@ -70,6 +70,11 @@ export interface Table {
   metadata?: { resourceVersion?: string };
 }
 
+export interface WriteOptions {
+  /** `dryRun=All`: the server runs authorization, admission and validation, and stores nothing. */
+  dryRun?: boolean;
+}
+
 export interface ListOptions {
   labelSelector?: string;
   fieldSelector?: string;
@@ -113,12 +118,12 @@ export interface HncApi {
   getHierarchy(namespace: string): Promise<HierarchyConfiguration | undefined>;
   /** Every HierarchyConfiguration in the cluster (one request; needs cluster-wide list). */
   listHierarchies(): Promise<HierarchyConfiguration[]>;
-  createHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration>;
-  replaceHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration>;
+  createHierarchy(hc: HierarchyConfiguration, opts?: WriteOptions): Promise<HierarchyConfiguration>;
+  replaceHierarchy(hc: HierarchyConfiguration, opts?: WriteOptions): Promise<HierarchyConfiguration>;
 
   listAnchors(namespace: string): Promise<SubnamespaceAnchor[]>;
-  createAnchor(anchor: SubnamespaceAnchor): Promise<SubnamespaceAnchor>;
-  deleteAnchor(namespace: string, name: string): Promise<void>;
+  createAnchor(anchor: SubnamespaceAnchor, opts?: WriteOptions): Promise<SubnamespaceAnchor>;
+  deleteAnchor(namespace: string, name: string, opts?: WriteOptions): Promise<void>;
 
   /** The HNCConfiguration `config`, or undefined if it does not exist (404). */
   getHncConfiguration(): Promise<HNCConfiguration | undefined>;

@@ -23,6 +23,7 @@ import type {
   Table,
   WatchEvent,
   WatchOptions,
+  WriteOptions,
 } from './api.js';
 import { ConnectionError, ServerError, isNotFound } from './errors.js';
 
@@ -90,21 +91,24 @@ export class KubeHncApi implements HncApi {
   async listHierarchies(): Promise<HierarchyConfiguration[]> {
     return (await this.call<HierarchyConfigurationList>('GET', hncCollectionPath(Plural.HierarchyConfiguration))).items ?? [];
   }
-  createHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration> {
-    return this.call('POST', hierarchyConfigurationPath(hc.metadata.namespace ?? ''), { body: hc });
+  createHierarchy(hc: HierarchyConfiguration, opts: WriteOptions = {}): Promise<HierarchyConfiguration> {
+    return this.call('POST', hierarchyConfigurationPath(hc.metadata.namespace ?? ''), { body: hc, query: dryRunQuery(opts) });
   }
-  replaceHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration> {
-    return this.call('PUT', hierarchyConfigurationPath(hc.metadata.namespace ?? '', Singleton.hierarchy), { body: hc });
+  replaceHierarchy(hc: HierarchyConfiguration, opts: WriteOptions = {}): Promise<HierarchyConfiguration> {
+    return this.call('PUT', hierarchyConfigurationPath(hc.metadata.namespace ?? '', Singleton.hierarchy), {
+      body: hc,
+      query: dryRunQuery(opts),
+    });
   }
 
   async listAnchors(namespace: string): Promise<SubnamespaceAnchor[]> {
     return (await this.call<SubnamespaceAnchorList>('GET', anchorPath(namespace))).items ?? [];
   }
-  createAnchor(anchor: SubnamespaceAnchor): Promise<SubnamespaceAnchor> {
-    return this.call('POST', anchorPath(anchor.metadata.namespace ?? ''), { body: anchor });
+  createAnchor(anchor: SubnamespaceAnchor, opts: WriteOptions = {}): Promise<SubnamespaceAnchor> {
+    return this.call('POST', anchorPath(anchor.metadata.namespace ?? ''), { body: anchor, query: dryRunQuery(opts) });
   }
-  async deleteAnchor(namespace: string, name: string): Promise<void> {
-    await this.call('DELETE', anchorPath(namespace, name));
+  async deleteAnchor(namespace: string, name: string, opts: WriteOptions = {}): Promise<void> {
+    await this.call('DELETE', anchorPath(namespace, name), { query: dryRunQuery(opts) });
   }
 
   async accessReview(user: string, groups: readonly string[], verb: string, group: string, resource: string): Promise<boolean | undefined> {
@@ -239,6 +243,8 @@ export class KubeHncApi implements HncApi {
     if (handlerError !== undefined) throw handlerError;
   }
 }
+
+const dryRunQuery = (opts: WriteOptions): Record<string, string> | undefined => (opts.dryRun ? { dryRun: 'All' } : undefined);
 
 /** The server's own table of a list, as kubectl asks for it (JSON as the fallback). */
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';

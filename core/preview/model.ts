@@ -3,7 +3,7 @@
 // facts its watches feed it; the change is applied with the same setters a watch event would call,
 // so what follows from it (tree labels, halts, which sources reach which namespace) is decided by
 // the controller's code, not a second implementation.
-import { Annotation } from '../api/constants.js';
+import { AnchorState, Annotation } from '../api/constants.js';
 import type { HierarchyConfiguration, MetaKVP, NamespaceObject, SubnamespaceAnchor } from '../api/types.js';
 import { anchorFacts, hierarchyFacts, namespaceFacts } from '../hierarchy/facts.js';
 import { Hierarchy, type HierarchyFacts } from '../hierarchy/hierarchy.js';
@@ -12,8 +12,16 @@ import type { HierarchyPolicy } from '../hierarchy/policy.js';
 
 /** One hierarchy change a preview answers for. */
 export type HierarchyChange =
-  /** `kubectl hns set NS --parent P` (parent set) or `--root` (parent undefined). */
-  | { readonly op: 'set-parent'; readonly namespace: string; readonly parent: string | undefined }
+  /**
+   * `kubectl hns set NS --parent P` (parent set) or `--root` (parent undefined); with
+   * `--allow/forbidCascadingDeletion`, the flag's new value.
+   */
+  | {
+      readonly op: 'set-parent';
+      readonly namespace: string;
+      readonly parent: string | undefined;
+      readonly allowCascadingDeletion?: boolean;
+    }
   /** `kubectl hns create CHILD -n PARENT`: a new anchor, then the subnamespace. */
   | {
       readonly op: 'create-subnamespace';
@@ -63,7 +71,11 @@ export function applyChange(h: Hierarchy, change: HierarchyChange): NamespaceCha
   switch (change.op) {
     case 'set-parent': {
       const current = h.hierarchy(change.namespace) ?? NO_HIERARCHY;
-      h.setHierarchy(change.namespace, { ...current, parent: change.parent });
+      h.setHierarchy(change.namespace, {
+        ...current,
+        parent: change.parent,
+        allowCascadingDeletion: change.allowCascadingDeletion ?? current.allowCascadingDeletion,
+      });
       return { created: [], deleted: [] };
     }
     case 'create-subnamespace': {
@@ -79,8 +91,10 @@ export function applyChange(h: Hierarchy, change: HierarchyChange): NamespaceCha
       return { created: [change.child], deleted: [] };
     }
     case 'delete-subnamespace': {
+      // Only an Ok anchor deletes its subnamespace (docs/behaviour.md §4); others just go.
+      const deletes = deletesSubnamespace(h, change.parent, change.child);
       h.setAnchor(change.parent, change.child, undefined);
-      if (h.namespace(change.child)?.annotations[Annotation.subnamespaceOf] !== change.parent) return { created: [], deleted: [] };
+      if (!deletes) return { created: [], deleted: [] };
       const deleted = cascade(h, change.child);
       for (const ns of deleted) {
         for (const child of h.anchorsIn(ns)) h.setAnchor(ns, child, undefined);
@@ -92,14 +106,15 @@ export function applyChange(h: Hierarchy, change: HierarchyChange): NamespaceCha
   }
 }
 
+const deletesSubnamespace = (h: Hierarchy, parent: string, child: string): boolean =>
+  h.anchor(parent, child)?.state === AnchorState.Ok && h.namespace(child)?.annotations[Annotation.subnamespaceOf] === parent;
+
 /** A subnamespace and, below it, every subnamespace whose anchor lives in a namespace of the cascade. */
 function cascade(h: Hierarchy, root: string): string[] {
   const out = [root];
   for (let i = 0; i < out.length; i++) {
     const ns = out[i]!;
-    for (const child of h.anchorsIn(ns)) {
-      if (h.namespace(child)?.annotations[Annotation.subnamespaceOf] === ns && !out.includes(child)) out.push(child);
-    }
+    for (const child of h.anchorsIn(ns)) if (deletesSubnamespace(h, ns, child) && !out.includes(child)) out.push(child);
   }
   return out;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Annotation, Label, PropagationMode, RBAC_GROUP, treeLabel } from '../api/constants.js';
 import type { HierarchyConfiguration, NamespaceObject, SubnamespaceAnchor } from '../api/types.js';
 import { HierarchyPolicy } from '../hierarchy/policy.js';
+import { describeAccessChange } from '../access/access.js';
 import type { PropagatableObject } from '../propagation/copy.js';
 import { labelSelectorFromObject, previewChange, type NetworkPolicyObject, type PreviewInput } from './preview.js';
 
@@ -18,7 +19,7 @@ const hc = (namespace: string, parent?: string, acd = false): HierarchyConfigura
   metadata: { name: 'hierarchy', namespace },
   spec: { ...(parent && { parent }), ...(acd && { allowCascadingDeletion: true }) },
 });
-const anchor = (namespace: string, name: string): SubnamespaceAnchor => ({ metadata: { namespace, name } });
+const anchor = (namespace: string, name: string): SubnamespaceAnchor => ({ metadata: { namespace, name }, status: { status: 'Ok' } });
 const rb = (namespace: string, name: string, from?: string, roleRef = 'admin'): PropagatableObject =>
   ({
     apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -63,6 +64,25 @@ describe('previewChange', () => {
     expect(names(p.copies.delete)).toEqual(['service-1/team-a-admins<team-a', 'svc-1-sub/team-a-admins<team-a']);
     expect(p.copies.update).toEqual([]);
     expect(p.halted).toEqual([]);
+    expect(p.access.map(describeAccessChange)).toEqual([
+      'group team-a: loses admin in service-1 (was inherited from team-a)',
+      'group team-b: gains admin in service-1 (inherited from team-b)',
+      'group team-a: loses admin in svc-1-sub (was inherited from team-a)',
+      'group team-b: gains admin in svc-1-sub (inherited from team-b)',
+    ]);
+  });
+
+  it('access: a deleted namespace takes every role held there with it, its own bindings too', () => {
+    const p = previewChange(cluster([...settled(), rb('svc-1-sub', 'dev-admins')]), {
+      op: 'delete-subnamespace',
+      parent: 'service-1',
+      child: 'svc-1-sub',
+    });
+    expect(p.access.map(describeAccessChange)).toEqual([
+      'group dev: loses admin in svc-1-sub (was its own RoleBinding dev-admins)',
+      'group org: loses admin in svc-1-sub (was inherited from org)',
+      'group team-a: loses admin in svc-1-sub (was inherited from team-a)',
+    ]);
   });
 
   it('work the controller has pending anyway is not put down to the change', () => {

@@ -2,7 +2,8 @@
 // computed from the objects as they are, with the controller's own decisions: the Hierarchy model
 // for tree labels and halts (core/hierarchy), `planNamespace` for copies (core/propagation).
 // Pure: the plugin reads the cluster and renders the answer.
-import { treeLabelNamespace } from '../api/constants.js';
+import { diffAccess, expectedGrants, type AccessChange, type RoleBindingObject, type RoleCatalog } from '../access/access.js';
+import { RBAC_GROUP, treeLabelNamespace } from '../api/constants.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
 import { inheritedFrom, type PropagatableObject } from '../propagation/copy.js';
 import {
@@ -42,6 +43,8 @@ export interface NetworkPolicyObject {
 export interface PreviewInput extends HierarchySnapshot {
   readonly types: readonly TypeObjects[];
   readonly networkPolicies: readonly NetworkPolicyObject[];
+  /** ClusterRole names, to tell bindings to missing roles apart; undefined when they could not be read. */
+  readonly clusterRoles?: readonly string[];
   readonly options?: PropagationOptions;
 }
 
@@ -116,6 +119,8 @@ export interface Preview {
   readonly networkPolicies: NetworkPolicyChange[];
   readonly copies: CopyChanges;
   readonly halted: HaltedNamespace[];
+  /** Who gains, loses or keeps through other bindings which role in which namespace (core/access). */
+  readonly access: AccessChange[];
 }
 
 /** The models before and after, and the namespaces the change touches. */
@@ -328,6 +333,39 @@ export function newlyHalted(models: PreviewModels): HaltedNamespace[] {
   return out;
 }
 
+/**
+ * Who gains and loses which role where: the grants the affected namespaces would hold once the
+ * controller has acted, in the model before and after the change (so pending work is not put down
+ * to it). A deleted namespace holds nothing after.
+ */
+export function accessChanges(
+  models: PreviewModels,
+  types: readonly TypeObjects[],
+  clusterRoles?: readonly string[],
+  options?: PropagationOptions,
+): AccessChange[] {
+  const ofKind = (kind: string) => types.find((t) => t.type.group === RBAC_GROUP && t.type.kind === kind)?.objects ?? [];
+  const bindings = ofKind('RoleBinding') as readonly RoleBindingObject[];
+  const roles = ofKind('Role');
+  const gone = new Set(models.deleted);
+  const alive = <T extends { metadata?: { namespace?: string } }>(xs: readonly T[]) =>
+    xs.filter((o) => !gone.has(o.metadata?.namespace ?? ''));
+  const catalog = (rs: readonly PropagatableObject[]): RoleCatalog => ({ roles: rs, ...(clusterRoles && { clusterRoles }) });
+  const before = expectedGrants(
+    models.before,
+    bindings,
+    models.affected.filter((ns) => models.before.namespace(ns)),
+    { roles: catalog(roles), ...(options && { propagation: options }) },
+  );
+  const after = expectedGrants(
+    models.after,
+    alive(bindings),
+    models.affected.filter((ns) => models.after.namespace(ns)),
+    { roles: catalog(alive(roles)), ...(options && { propagation: options }) },
+  );
+  return diffAccess(before, after);
+}
+
 /** Everything a preview shows but admission and access (the plugin asks the server; core/access answers access). */
 export function previewChange(input: PreviewInput, change: HierarchyChange): Preview & { models: PreviewModels } {
   const models = previewModels(input, change);
@@ -340,6 +378,7 @@ export function previewChange(input: PreviewInput, change: HierarchyChange): Pre
     networkPolicies: networkPolicyChanges(models, input.networkPolicies),
     copies: copyChanges(models, input.types, input.options),
     halted: newlyHalted(models),
+    access: accessChanges(models, input.types, input.clusterRoles, input.options),
     models,
   };
 }

@@ -26,6 +26,11 @@ export interface FlagSpec {
   defaultText?: string;
   /** The only values allowed (string flags). */
   choices?: readonly string[];
+  /**
+   * pflag's NoOptDefVal (string flags): the value of the flag given alone (`--dry-run`), which
+   * then never takes the next argument; a value must be given as `--dry-run=server`.
+   */
+  noOptValue?: string;
 }
 
 export type FlagValue = string | boolean | string[];

@@ -35,10 +35,15 @@ const NEEDS: Record<string, string[]> = {
 const sample = (f: FlagSpec): string =>
   f.choices?.[0] ??
   (
-    { object: 'role/admin', mode: 'Remove', labels: 'k=v', annotations: 'k=v', 'request-timeout': '7s', subject: 'user:alice' } as Record<
-      string,
-      string
-    >
+    {
+      object: 'role/admin',
+      mode: 'Remove',
+      labels: 'k=v',
+      annotations: 'k=v',
+      'request-timeout': '7s',
+      subject: 'user:alice',
+      'dry-run': 'server',
+    } as Record<string, string>
   )[f.name] ??
   'v-1';
 
@@ -59,6 +64,13 @@ function forms(f: FlagSpec): Array<{ how: string; argv: string[]; value: FlagVal
   }
   const v = sample(f);
   const value = f.kind === 'array' ? [v] : v;
+  if (f.noOptValue !== undefined) {
+    // pflag's NoOptDefVal: alone it has that value, and never takes the next word.
+    return [
+      { how: `--${f.name}`, argv: [`--${f.name}`], value: f.noOptValue },
+      { how: `--${f.name}=V`, argv: [`--${f.name}=${v}`], value },
+    ];
+  }
   const out = [
     { how: `--${f.name} V`, argv: [`--${f.name}`, v], value },
     { how: `--${f.name}=V`, argv: [`--${f.name}=${v}`], value },

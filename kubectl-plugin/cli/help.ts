@@ -7,7 +7,9 @@ function flagLines(flags: readonly FlagSpec[], extra: FlagSpec[] = []): string {
   const all = [...flags, ...extra];
   const left = (f: FlagSpec): string => {
     const names = f.short ? `-${f.short}, --${f.name}` : `    --${f.name}`;
-    return f.kind === 'bool' ? names : `${names} ${f.value ?? (f.kind === 'array' ? 'stringArray' : 'string')}`;
+    if (f.kind === 'bool') return names;
+    const noOpt = f.noOptValue !== undefined ? `[="${f.noOptValue}"]` : '';
+    return `${names} ${f.value ?? (f.kind === 'array' ? 'stringArray' : 'string')}${noOpt}`;
   };
   const width = Math.max(...all.map((f) => left(f).length));
   return all

@@ -7,6 +7,8 @@
 //   Go's other spellings: 1, t, T, TRUE, True, 0, f, F, FALSE, False), never the next argument.
 // * Short flags: `-p value`, `-pvalue`, `-p=value`, bool groups such as `-ra`, and a group ending
 //   in a flag that takes a value (`-ap PARENT`).
+// * A string flag with a value for its bare form (pflag's NoOptDefVal, as kubectl's `--dry-run`)
+//   takes a value only as `--name=value`.
 // * `--` ends the flags; `-` alone is an argument. `-h/--help` asks for help.
 import type { CommandSpec, FlagSpec, FlagValue } from './command.js';
 import { CliError } from '../errors.js';
@@ -60,7 +62,7 @@ function findCommand(argv: readonly string[], root: CommandSpec, globals: readon
     const flags = new FlagSet([...globals, ...(cmd.flags ?? [])]);
     if (a.startsWith('--')) {
       const f = flags.long(a.slice(2));
-      if (!a.includes('=') && f && f.kind !== 'bool') i++;
+      if (!a.includes('=') && f && f.kind !== 'bool' && f.noOptValue === undefined) i++;
       continue;
     }
     if (a.startsWith('-') && a.length > 1) {
@@ -128,6 +130,7 @@ export function parseCommandLine(argv: readonly string[], root: CommandSpec, glo
       const f = flags.long(name);
       if (!f) throw new CliError(`Error: unknown flag: --${name}`);
       if (inline !== undefined || f.kind === 'bool') set(f, inline);
+      else if (f.noOptValue !== undefined) set(f, f.noOptValue);
       else {
         if (i + 1 >= argv.length) set(f, undefined);
         set(f, argv[++i]);

@@ -12,10 +12,13 @@ import type {
   ObjectList,
   ResourceType,
   Table,
+  WriteOptions,
 } from '../api.js';
 import { ServerError } from '../errors.js';
 
 const clone = <T>(x: T): T => structuredClone(x);
+/** Dry-run writes are recorded with this suffix, e.g. "replace hc team-a (dry run)". */
+const dry = (opts: WriteOptions): string => (opts.dryRun ? ' (dry run)' : '');
 
 export class FakeApi implements HncApi {
   readonly server = 'https://fake.invalid:6443';
@@ -93,34 +96,35 @@ export class FakeApi implements HncApi {
     this.check('list hc');
     return [...this.hierarchies.values()].map(clone);
   }
-  async createHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration> {
+  async createHierarchy(hc: HierarchyConfiguration, opts: WriteOptions = {}): Promise<HierarchyConfiguration> {
     const ns = hc.metadata.namespace ?? '';
-    this.check(`create hc ${ns}`);
+    this.check(`create hc ${ns}${dry(opts)}`);
     if (this.hierarchies.has(ns)) throw new ServerError(409, 'already exists', 'AlreadyExists');
-    this.hierarchies.set(ns, clone({ ...hc, metadata: { ...hc.metadata, resourceVersion: '1' } }));
+    if (!opts.dryRun) this.hierarchies.set(ns, clone({ ...hc, metadata: { ...hc.metadata, resourceVersion: '1' } }));
     return clone(hc);
   }
-  async replaceHierarchy(hc: HierarchyConfiguration): Promise<HierarchyConfiguration> {
+  async replaceHierarchy(hc: HierarchyConfiguration, opts: WriteOptions = {}): Promise<HierarchyConfiguration> {
     const ns = hc.metadata.namespace ?? '';
-    this.check(`replace hc ${ns}`);
+    this.check(`replace hc ${ns}${dry(opts)}`);
     if (!this.hierarchies.has(ns)) throw new ServerError(404, 'not found', 'NotFound');
-    this.hierarchies.set(ns, clone(hc));
+    if (!opts.dryRun) this.hierarchies.set(ns, clone(hc));
     return clone(hc);
   }
   async listAnchors(namespace: string): Promise<SubnamespaceAnchor[]> {
     this.check(`list anchors ${namespace}`);
     return [...this.anchors.values()].filter((a) => a.metadata.namespace === namespace).map(clone);
   }
-  async createAnchor(anchor: SubnamespaceAnchor): Promise<SubnamespaceAnchor> {
+  async createAnchor(anchor: SubnamespaceAnchor, opts: WriteOptions = {}): Promise<SubnamespaceAnchor> {
     const key = `${anchor.metadata.namespace}/${anchor.metadata.name}`;
-    this.check(`create anchor ${key}`);
-    this.anchors.set(key, clone(anchor));
+    this.check(`create anchor ${key}${dry(opts)}`);
+    if (!opts.dryRun) this.anchors.set(key, clone(anchor));
     return clone(anchor);
   }
-  async deleteAnchor(namespace: string, name: string): Promise<void> {
+  async deleteAnchor(namespace: string, name: string, opts: WriteOptions = {}): Promise<void> {
     const key = `${namespace}/${name}`;
-    this.check(`delete anchor ${key}`);
-    if (!this.anchors.delete(key)) throw new ServerError(404, `subnamespaceanchors.hnc.x-k8s.io "${name}" not found`, 'NotFound');
+    this.check(`delete anchor ${key}${dry(opts)}`);
+    if (!(opts.dryRun ? this.anchors.has(key) : this.anchors.delete(key)))
+      throw new ServerError(404, `subnamespaceanchors.hnc.x-k8s.io "${name}" not found`, 'NotFound');
   }
   async getHncConfiguration(): Promise<HNCConfiguration | undefined> {
     this.check('get config');

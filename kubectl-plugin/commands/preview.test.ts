@@ -1,0 +1,145 @@
+// The plugin's half of `--dry-run`: reading, admission, rendering and the exit code. What a change
+// does is core/preview's (its own tests); that the server and controller agree is proven in
+// test/integration/kubectl-hns-preview.test.ts.
+import { describe, expect, it } from 'vitest';
+import { Label } from '../../core/api/index.js';
+import type { AnyObject } from '../api.js';
+import { CliError, ServerError } from '../errors.js';
+import { captureIo } from '../io.js';
+import { FakeApi } from '../testing/fake-api.js';
+import { runCreate, runDelete } from './anchors.js';
+import { dryRunMode, type PreviewReport } from './preview.js';
+import { runSet } from './set.js';
+
+const rb = (namespace: string, name: string, group: string, from?: string): AnyObject => ({
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'RoleBinding',
+  metadata: { namespace, name, labels: from ? { [Label.inheritedFrom]: from } : {} },
+  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+  subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: group }],
+});
+
+// team-a ── service-1;  team-b.  Every namespace labelled as managed by HNC.
+function cluster(): FakeApi {
+  const api = new FakeApi()
+    .addNamespace('team-a', { children: ['service-1'] })
+    .addNamespace('team-b')
+    .addNamespace('service-1', { parent: 'team-a' });
+  for (const ns of api.namespaces.values()) ns.metadata.labels = { [Label.includedNamespace]: 'true' };
+  api.objects.set('team-a/rolebindings', [rb('team-a', 'team-a-admins', 'team-a')]);
+  api.objects.set('team-b/rolebindings', [rb('team-b', 'team-b-admins', 'team-b')]);
+  api.objects.set('service-1/rolebindings', [rb('service-1', 'team-a-admins', 'team-a', 'team-a')]);
+  api.objects.set('/clusterroles', [{ metadata: { name: 'admin' } }]);
+  return api;
+}
+
+const writes = (api: FakeApi) => api.calls.filter((c) => /^(create|replace|delete) /.test(c));
+
+describe('--dry-run', () => {
+  it('reads kubectl\'s spellings: alone or "server" asks admission, "client" does not, "none"/"false" is no dry run', () => {
+    expect(['unchanged', 'server', 'true', 'client', 'none', 'false', undefined].map(dryRunMode)).toEqual([
+      'server',
+      'server',
+      'server',
+      'client',
+      'none',
+      'none',
+      'none',
+    ]);
+    expect(() => dryRunMode('yes')).toThrow('Invalid dry-run value (yes). Must be "none", "server", or "client".');
+  });
+
+  it('set --parent: admission asked with a dry-run write, each kind listed once, the move shown, nothing stored', async () => {
+    const api = cluster();
+    const io = captureIo();
+    await runSet(api, io, 'service-1', { parent: 'team-b' }, { dryRun: 'server', output: 'text' });
+    expect(writes(api)).toEqual(['replace hc service-1 (dry run)']);
+    expect(api.hierarchies.get('service-1')?.spec?.parent).toBe('team-a');
+    expect(api.calls.filter((c) => c.startsWith('list rolebindings'))).toEqual(['list rolebindings *']);
+    expect(io.stdout).toContain('Dry run (nothing was written): Changing the parent of service-1 from team-a to team-b\n');
+    expect(io.stdout).toContain('Admission: allowed (update HierarchyConfiguration service-1/hierarchy)');
+    expect(io.stdout).toContain('service-1: -team-a.tree.hnc.x-k8s.io/depth=1, +team-b.tree.hnc.x-k8s.io/depth=1');
+    expect(io.stdout).toContain('  create RoleBinding team-b-admins (from team-b) in service-1\n');
+    expect(io.stdout).toContain('  delete RoleBinding team-a-admins (from team-a) in service-1\n');
+    expect(io.stdout).toContain('  group team-a: loses admin in service-1 (was inherited from team-a)\n');
+    expect(io.stdout).toContain('  group team-b: gains admin in service-1 (inherited from team-b)\n');
+  });
+
+  it("a refusal: the server's own message, exit non-zero (CliError), and -o json says allowed: false", async () => {
+    const api = cluster();
+    api.failures.set(
+      'replace hc service-1 (dry run)',
+      new ServerError(403, 'admission webhook "hierarchyconfigurations.hnc.x-k8s.io" denied the request: no', 'Forbidden'),
+    );
+    const io = captureIo();
+    await expect(runSet(api, io, 'service-1', { parent: 'team-b' }, { dryRun: 'server', output: 'json' })).rejects.toThrow(CliError);
+    const report = JSON.parse(io.stdout) as PreviewReport;
+    expect(report.admission).toEqual({
+      checked: true,
+      allowed: false,
+      checks: [
+        {
+          request: 'update HierarchyConfiguration service-1/hierarchy',
+          allowed: false,
+          code: 403,
+          message: 'admission webhook "hierarchyconfigurations.hnc.x-k8s.io" denied the request: no',
+        },
+      ],
+    });
+    expect(report.copies.create.map((c) => `${c.namespace}/${c.name}`)).toEqual(['service-1/team-b-admins']);
+  });
+
+  it('--dry-run=client asks no admission and sends nothing', async () => {
+    const api = cluster();
+    const io = captureIo();
+    await runSet(api, io, 'service-1', { root: true }, { dryRun: 'client', output: 'yaml' });
+    expect(writes(api)).toEqual([]);
+    expect(io.stdout).toContain('checked: false');
+  });
+
+  it("nothing to change: HNC's lines, no preview", async () => {
+    const api = cluster();
+    const io = captureIo();
+    await runSet(api, io, 'service-1', { parent: 'team-a' }, { dryRun: 'server', output: 'text' });
+    expect(io.stdout).toBe('Parent of service-1 is already team-a; unchanged\nNo changes made\n');
+  });
+
+  it('a caller who may not list across the cluster: the namespaces concerned are read one by one, with a note', async () => {
+    const api = cluster();
+    for (const call of ['list ns', 'list hc', 'list subnamespaceanchors *', 'list rolebindings *', 'list roles *', 'list clusterroles *'])
+      api.forbidden.add(call);
+    const io = captureIo();
+    await runSet(api, io, 'service-1', { parent: 'team-b' }, { dryRun: 'server', output: 'json' });
+    const report = JSON.parse(io.stdout) as PreviewReport;
+    expect(report.copies.create.map((c) => `${c.namespace}/${c.name}`)).toEqual(['service-1/team-b-admins']);
+    expect(report.notes[0]).toMatch(/only the namespaces this change concerns were read \(3\)/);
+    expect(api.calls).toContain('list rolebindings team-b');
+  });
+
+  it('create: the anchor created with dryRun, the new subnamespace gets its copies', async () => {
+    const api = cluster();
+    const io = captureIo();
+    await runCreate(api, io, 'dev', 'team-b', {}, { dryRun: 'server', output: 'text' });
+    expect(writes(api)).toEqual(['create anchor team-b/dev (dry run)']);
+    expect(api.anchors.size).toBe(0);
+    expect(io.stdout).toContain('Namespaces created: dev');
+    expect(io.stdout).toContain('  create RoleBinding team-b-admins (from team-b) in dev\n');
+  });
+
+  it('delete -a: a refusal only for want of cascading deletion counts as allowed, with a note', async () => {
+    const api = cluster();
+    api.anchors.set('team-a/service-1', { metadata: { namespace: 'team-a', name: 'service-1' }, status: { status: 'Ok' } });
+    api.failures.set(
+      'delete anchor team-a/service-1 (dry run)',
+      new ServerError(403, "subnamespace service-1 is not a leaf and doesn't allow cascading deletion. Please set ...", 'Forbidden'),
+    );
+    const io = captureIo();
+    await runDelete(api, io, 'service-1', 'team-a', true, { dryRun: 'server', output: 'text' });
+    expect(writes(api)).toEqual(['replace hc service-1 (dry run)', 'delete anchor team-a/service-1 (dry run)']);
+    expect(io.stdout).toContain('Admission: allowed (delete SubnamespaceAnchor team-a/service-1)');
+    expect(io.stdout).toContain('which the real command allows first');
+    await expect(runDelete(api, captureIo(), 'service-1', 'team-a', false, { dryRun: 'server', output: 'text' })).rejects.toThrow(
+      /admission would refuse this change: subnamespace service-1 is not a leaf/,
+    );
+  });
+});

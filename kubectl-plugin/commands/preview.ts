@@ -1,0 +1,354 @@
+// `--dry-run` of `kubectl hns set`, `create` and `delete` (beyond HNC, docs/kubectl-hns.md): what the
+// change would do, computed from the cluster as it is by core/preview (the controller's own model and
+// propagation plans) and core/access, and whether admission would allow it (the very write, sent
+// with `dryRun=All`, so the webhook's own message shows). Nothing is written.
+//
+// Reads: namespaces, HierarchyConfigurations, anchors, NetworkPolicies, ClusterRoles and every
+// propagated type, each listed once across the cluster, concurrently. A caller who may not list
+// something across the cluster gets it read namespace by namespace for the part of the forest the
+// change concerns (the namespaces named, their ancestors, the subtree that moves), with a note for
+// what could not be read.
+import {
+  API_VERSION,
+  Annotation,
+  DEFAULT_EXCLUDED_NAMESPACES,
+  GROUP,
+  Label,
+  Plural,
+  RBAC_GROUP,
+  VERSION,
+  isPropagating,
+  type HierarchyConfiguration,
+  type NamespaceObject,
+  type SubnamespaceAnchor,
+} from '../../core/api/index.js';
+import { HierarchyPolicy } from '../../core/hierarchy/policy.js';
+import { previewChange, type HierarchyChange, type NetworkPolicyObject, type Preview, type TypeObjects } from '../../core/preview/index.js';
+import type { PropagationMode } from '../../core/api/index.js';
+import type { AnyObject, HncApi, ResourceType } from '../api.js';
+import type { FlagSpec, FlagValues } from '../cli/command.js';
+import { CliError, ServerError, isForbidden, isNotFound } from '../errors.js';
+import type { Io } from '../io.js';
+import { renderPreviewText } from '../render/preview-text.js';
+import { stringify } from 'yaml';
+import { loadHandledTypes } from './types.js';
+
+// ---- the flag --------------------------------------------------------------------------------------
+
+/** What `--dry-run` asks for: kubectl's three strategies. */
+export type DryRun = 'none' | 'client' | 'server';
+
+/** The value pflag gives `--dry-run` alone (kubectl's NoOptDefVal). */
+const BARE = 'unchanged';
+
+export const DRY_RUN_FLAG: FlagSpec = {
+  name: 'dry-run',
+  kind: 'string',
+  value: 'string',
+  noOptValue: BARE,
+  defaultText: 'none',
+  description:
+    'Must be "none", "server", or "client". Print what the change would do (tree labels, NetworkPolicies, propagated copies, access) and write nothing. With "server" (or the flag alone) the write is also sent with dryRun=All, so admission answers; with "client" it is not.',
+};
+
+export const OUTPUT_FLAG: FlagSpec = {
+  name: 'output',
+  short: 'o',
+  kind: 'string',
+  value: 'string',
+  choices: ['json', 'yaml'],
+  description: 'With --dry-run: json or yaml instead of text',
+};
+
+/**
+ * kubectl's reading of `--dry-run` (GetDryRunStrategy): none, client or server; the bare flag and
+ * Go's boolean spellings as kubectl took them, except that the bare flag (kubectl: client, deprecated)
+ * asks the server here too, since a preview is most useful with admission's answer.
+ */
+export function dryRunMode(value: string | undefined): DryRun {
+  if (value === undefined || value === 'none') return 'none';
+  if (value === BARE || value === 'server') return 'server';
+  if (value === 'client') return 'client';
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return 'server';
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return 'none';
+  throw new CliError(`error: Invalid dry-run value (${value}). Must be "none", "server", or "client".`);
+}
+
+export interface PreviewFlags {
+  dryRun: DryRun;
+  output: 'text' | 'json' | 'yaml';
+}
+
+export function previewFlags(flags: FlagValues): PreviewFlags {
+  const dryRun = dryRunMode(typeof flags['dry-run'] === 'string' ? flags['dry-run'] : undefined);
+  const output = flags.output === 'json' || flags.output === 'yaml' ? flags.output : 'text';
+  if (dryRun === 'none' && output !== 'text') throw new CliError('Error: --output is only for --dry-run');
+  return { dryRun, output };
+}
+
+// ---- admission ------------------------------------------------------------------------------------
+
+/** One write sent with dryRun=All and the server's answer. */
+export interface AdmissionCheck {
+  /** e.g. "update HierarchyConfiguration service-1/hierarchy". */
+  readonly request: string;
+  readonly allowed: boolean;
+  /** The server's message when refused (the webhook's own words). */
+  readonly message?: string;
+  readonly code?: number;
+}
+
+export interface Admission {
+  /** False with --dry-run=client: the server was not asked. */
+  readonly checked: boolean;
+  readonly allowed: boolean;
+  readonly checks: AdmissionCheck[];
+  /** Why an answer was read differently, e.g. the cascading-deletion flag the real command sets first. */
+  readonly note?: string;
+}
+
+/** A write to try: its description and the call with dryRun=All. */
+export interface DryWrite {
+  readonly request: string;
+  readonly send: () => Promise<unknown>;
+}
+
+export async function checkAdmission(dryRun: DryRun, writes: readonly DryWrite[]): Promise<Admission> {
+  if (dryRun !== 'server') return { checked: false, allowed: true, checks: [] };
+  const checks: AdmissionCheck[] = [];
+  for (const w of writes) {
+    try {
+      await w.send();
+      checks.push({ request: w.request, allowed: true });
+    } catch (err) {
+      if (!(err instanceof ServerError)) throw err;
+      checks.push({ request: w.request, allowed: false, message: err.message, code: err.code });
+    }
+  }
+  return { checked: true, allowed: checks.every((c) => c.allowed), checks };
+}
+
+// ---- reading the cluster --------------------------------------------------------------------------
+
+const ANCHORS: ResourceType = { group: GROUP, version: VERSION, resource: Plural.SubnamespaceAnchor, kind: 'SubnamespaceAnchor' };
+const NETWORK_POLICIES: ResourceType = { group: 'networking.k8s.io', version: 'v1', resource: 'networkpolicies', kind: 'NetworkPolicy' };
+const CLUSTER_ROLES: ResourceType = { group: RBAC_GROUP, version: 'v1', resource: 'clusterroles', kind: 'ClusterRole' };
+
+/** The namespaces a change names: where to start reading when the whole cluster cannot be listed. */
+export interface Focus {
+  /** Read these, their ancestors and their subtrees. */
+  readonly subtrees: readonly string[];
+  /** Read these and their ancestors. */
+  readonly others: readonly string[];
+}
+
+export interface ClusterRead {
+  readonly namespaces: NamespaceObject[];
+  readonly hierarchies: HierarchyConfiguration[];
+  readonly anchors: SubnamespaceAnchor[];
+  readonly types: TypeObjects[];
+  readonly networkPolicies: NetworkPolicyObject[];
+  readonly clusterRoles?: string[];
+  /** Namespaces named in the hierarchy that could not be read (assumed to exist, with no labels). */
+  readonly unreadable: string[];
+  readonly notes: string[];
+  /** API requests made. */
+  readonly requests: number;
+}
+
+/** Lists across the cluster; undefined when that is forbidden. */
+async function orForbidden<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (err) {
+    if (isForbidden(err)) return undefined;
+    throw err;
+  }
+}
+
+const nsOf = (o: { metadata?: { namespace?: string } }): string => o.metadata?.namespace ?? '';
+
+export async function readCluster(api: HncApi, focus: Focus): Promise<ClusterRead> {
+  let requests = 0;
+  const count = <T>(p: Promise<T>): Promise<T> => {
+    requests++;
+    return p;
+  };
+  const notes: string[] = [];
+  const listAll = (type: ResourceType, ns?: string) => count(api.listAll(type, ns)).then((l) => l.items);
+  // Everything that does not depend on HNCConfiguration, at once.
+  const rbac = ['roles', 'rolebindings'];
+  const [namespaces, hierarchies, anchors, netpols, clusterRoles, handled, ...rbacLists] = await Promise.all([
+    orForbidden(count(api.listNamespaces())),
+    orForbidden(count(api.listHierarchies())),
+    orForbidden(listAll(ANCHORS)),
+    orForbidden(listAll(NETWORK_POLICIES)),
+    orForbidden(listAll(CLUSTER_ROLES)),
+    count(loadHandledTypes(api)),
+    ...rbac.map((resource) => orForbidden(listAll({ group: RBAC_GROUP, version: 'v1', resource }))),
+  ]);
+  if (handled.note) notes.push(handled.note);
+
+  let forest: { namespaces: NamespaceObject[]; hierarchies: HierarchyConfiguration[]; anchors: SubnamespaceAnchor[]; unreadable: string[] };
+  if (namespaces && hierarchies && anchors) {
+    forest = { namespaces, hierarchies, anchors: anchors as SubnamespaceAnchor[], unreadable: [] };
+  } else {
+    forest = await walkForest(api, focus, count);
+    notes.push(
+      `no permission to list every namespace, HierarchyConfiguration and anchor, so only the namespaces this change concerns were read (${forest.namespaces.length})`,
+    );
+    if (forest.unreadable.length)
+      notes.push(`could not read ${forest.unreadable.join(', ')}: assumed to exist, with no labels and no objects seen`);
+  }
+  const known = forest.namespaces.map((n) => n.metadata.name);
+
+  /** A type's objects: the cluster-wide list, or else one list per known namespace. */
+  const objectsOf = async (type: ResourceType, wide: AnyObject[] | undefined): Promise<AnyObject[]> => {
+    if (wide) return wide;
+    const lists = await Promise.all(known.map((ns) => orForbidden(listAll(type, ns)).then((items) => ({ ns, items }))));
+    const denied = lists.filter((l) => !l.items).map((l) => l.ns);
+    if (denied.length) notes.push(`no permission to list ${type.resource} in ${denied.join(', ')}: none seen there`);
+    return lists.flatMap((l) => l.items ?? []);
+  };
+
+  const propagated = handled.types.filter((t) => isPropagating(t.mode) || t.mode === 'Remove');
+  const types = await Promise.all(
+    propagated.map(async (t): Promise<TypeObjects> => {
+      const i = t.group === RBAC_GROUP ? rbac.indexOf(t.resource) : -1;
+      const objects = await objectsOf(t, i >= 0 ? rbacLists[i] : await orForbidden(listAll(t)));
+      const kind = t.kind ?? objects[0]?.kind ?? t.resource;
+      return { type: { group: t.group, kind, resource: t.resource, mode: t.mode as PropagationMode }, objects };
+    }),
+  );
+  const networkPolicies = (await objectsOf(NETWORK_POLICIES, netpols)) as NetworkPolicyObject[];
+  if (!clusterRoles)
+    notes.push('no permission to list ClusterRoles: bindings to ClusterRoles that do not exist are counted as granting them');
+  return {
+    ...forest,
+    types,
+    networkPolicies,
+    ...(clusterRoles && { clusterRoles: clusterRoles.map((r) => r.metadata.name ?? '') }),
+    notes,
+    requests,
+  };
+}
+
+/**
+ * Reads the part of the forest a change concerns, one namespace at a time: the focus namespaces,
+ * their ancestors (HC parent or subnamespace-of), and the subtrees (HC status.children and anchors).
+ */
+async function walkForest(
+  api: HncApi,
+  focus: Focus,
+  count: <T>(p: Promise<T>) => Promise<T>,
+): Promise<{ namespaces: NamespaceObject[]; hierarchies: HierarchyConfiguration[]; anchors: SubnamespaceAnchor[]; unreadable: string[] }> {
+  const namespaces = new Map<string, NamespaceObject>();
+  const hierarchies: HierarchyConfiguration[] = [];
+  const anchors: SubnamespaceAnchor[] = [];
+  const unreadable: string[] = [];
+  const seen = new Set<string>();
+  let wave = [...focus.subtrees.map((name) => ({ name, down: true })), ...focus.others.map((name) => ({ name, down: false }))];
+  while (wave.length) {
+    const next: { name: string; down: boolean }[] = [];
+    await Promise.all(
+      wave.map(async ({ name, down }) => {
+        const key = `${name}/${down}`;
+        if (seen.has(key) || name === '') return;
+        seen.add(key);
+        const [ns, hc, inNs] = await Promise.allSettled([
+          count(api.getNamespace(name)),
+          count(api.getHierarchy(name)),
+          down ? count(api.listAnchors(name)) : Promise.resolve([]),
+        ]);
+        if (ns.status === 'rejected') {
+          if (!isForbidden(ns.reason) && !isNotFound(ns.reason)) throw ns.reason;
+          if (isForbidden(ns.reason) && !unreadable.includes(name)) unreadable.push(name);
+          return;
+        }
+        if (!namespaces.has(name)) {
+          namespaces.set(name, ns.value);
+          if (hc.status === 'fulfilled' && hc.value) hierarchies.push(hc.value);
+        }
+        if (inNs.status === 'fulfilled') anchors.push(...inNs.value);
+        const parent =
+          ns.value.metadata.annotations?.[Annotation.subnamespaceOf] || (hc.status === 'fulfilled' ? hc.value?.spec?.parent : undefined);
+        if (parent) next.push({ name: parent, down: false });
+        if (down && hc.status === 'fulfilled') for (const child of hc.value?.status?.children ?? []) next.push({ name: child, down: true });
+        if (down && inNs.status === 'fulfilled') for (const a of inNs.value) next.push({ name: a.metadata.name ?? '', down: true });
+      }),
+    );
+    wave = next;
+  }
+  // A namespace named as a parent that could not be read: assumed to exist (else the model would halt its children).
+  for (const name of unreadable) namespaces.set(name, { metadata: { name, labels: { [Label.includedNamespace]: 'true' } } });
+  const uniqueAnchors = new Map(anchors.map((a) => [`${nsOf(a)}/${a.metadata.name ?? ''}`, a]));
+  return { namespaces: [...namespaces.values()], hierarchies, anchors: [...uniqueAnchors.values()], unreadable };
+}
+
+/**
+ * Which namespaces HNC manages, as far as the plugin can tell without the manager's flags: the
+ * controller labels every namespace it manages `hnc.x-k8s.io/included-namespace=true`, so one
+ * without the label is taken as excluded (a new namespace, never seen, as managed).
+ */
+export function policyFromLabels(namespaces: readonly NamespaceObject[]): HierarchyPolicy {
+  const unlabelled = namespaces.filter((n) => n.metadata.labels?.[Label.includedNamespace] !== 'true').map((n) => n.metadata.name);
+  return new HierarchyPolicy({ excludedNamespaces: [...DEFAULT_EXCLUDED_NAMESPACES, ...unlabelled] });
+}
+
+// ---- the whole preview ------------------------------------------------------------------------------
+
+export interface PreviewReport extends Preview {
+  readonly kind: 'HierarchyChangePreview';
+  readonly apiVersion: typeof API_VERSION;
+  /** One line: what the command would do. */
+  readonly summary: string;
+  readonly dryRun: 'client' | 'server';
+  readonly admission: Admission;
+  readonly notes: string[];
+}
+
+export interface PreviewRequest {
+  readonly change: HierarchyChange;
+  readonly summary: string;
+  readonly writes: readonly DryWrite[];
+  readonly focus: Focus;
+  /** Reads an admission answer differently (e.g. delete -a); returns it unchanged by default. */
+  readonly adjust?: (a: Admission) => Admission;
+}
+
+/** Reads, checks admission, computes, prints; throws (exit 1) when admission refuses. */
+export async function runPreview(api: HncApi, io: Io, flags: PreviewFlags, req: PreviewRequest): Promise<void> {
+  if (flags.dryRun === 'none') throw new Error('runPreview needs --dry-run');
+  const dryRun = flags.dryRun;
+  const [read, admission0] = await Promise.all([readCluster(api, req.focus), checkAdmission(dryRun, req.writes)]);
+  const admission = req.adjust ? req.adjust(admission0) : admission0;
+  const preview = previewChange(
+    {
+      policy: policyFromLabels(read.namespaces),
+      namespaces: read.namespaces,
+      hierarchies: read.hierarchies,
+      anchors: read.anchors,
+      types: read.types,
+      networkPolicies: read.networkPolicies,
+      ...(read.clusterRoles && { clusterRoles: read.clusterRoles }),
+    },
+    req.change,
+  );
+  const { models: _models, ...rest } = preview;
+  const report: PreviewReport = {
+    kind: 'HierarchyChangePreview',
+    apiVersion: API_VERSION,
+    summary: req.summary,
+    dryRun,
+    admission,
+    ...rest,
+    notes: read.notes,
+  };
+  if (flags.output === 'json') io.out(`${JSON.stringify(report, null, 2)}\n`);
+  else if (flags.output === 'yaml') io.out(stringify(report));
+  else io.out(renderPreviewText(report));
+  if (!admission.allowed) {
+    const refused = admission.checks.find((c) => !c.allowed);
+    throw new CliError(`Error: admission would refuse this change: ${refused?.message ?? 'refused'}`);
+  }
+}
