@@ -258,7 +258,8 @@ async function walkForest(
         const [ns, hc, inNs] = await Promise.allSettled([
           count(api.getNamespace(name)),
           count(api.getHierarchy(name)),
-          down ? count(api.listAnchors(name)) : Promise.resolve([]),
+          // The anchors below the subtrees, and those in the focus namespaces (a deleted subnamespace's is in its parent).
+          down || focus.others.includes(name) ? count(api.listAnchors(name)) : Promise.resolve([]),
         ]);
         if (ns.status === 'rejected') {
           if (!isForbidden(ns.reason) && !isNotFound(ns.reason)) throw ns.reason;

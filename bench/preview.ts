@@ -1,0 +1,158 @@
+// `npx tsx bench/preview.ts [--size 1000] [--objects 10] [--runs 5]`
+//
+// How long `kubectl hns set X --parent Y --dry-run` takes for a large move, on a throwaway real
+// control plane: org ─┬─ team-a ── sub ── SIZE-1 children   (the subtree that moves: SIZE namespaces)
+//                     └─ team-b ── SIZE other namespaces     (not moved; as many objects, so every
+//                                                              cluster-wide list holds twice the subtree)
+// team-a and team-b each hold OBJECTS RoleBindings, and every namespace below them holds a copy of
+// each (OBJECTS inherited objects per namespace), with the tree labels and HierarchyConfigurations
+// HNC writes. HNC itself is not running (its webhooks would add one admission round trip), so the
+// plugin and the API server are measured. The preview moves `sub` from team-a to team-b: SIZE×OBJECTS
+// copies created and as many deleted, and as many access changes. Each figure is the median wall
+// time of RUNS runs of the built bundle (dist/kubectl-hns.mjs; `npm run build:plugin` first), Node's
+// start included, next to the plugin's bare start (`--help`). Run as admin (one cluster-wide list
+// per kind) and as `lead`, admin of org's subtree by a RoleBinding in each namespace, who may not
+// list across the cluster (the forest is walked namespace by namespace). See docs/benchmarks.md.
+import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { API_VERSION, Label, treeLabel } from '../core/api/constants.js';
+import { desiredCopy } from '../core/propagation/copy.js';
+import { KubeClient } from '../kube/client.js';
+import { installCrds, installRbac } from '../kube/install.js';
+import { LocalControlPlane } from '../local-cluster/index.js';
+import { log, pool } from './util.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const bundle = join(root, 'dist', 'kubectl-hns.mjs');
+const { values } = parseArgs({
+  options: {
+    size: { type: 'string', default: '1000' },
+    objects: { type: 'string', default: '10' },
+    runs: { type: 'string', default: '5' },
+  },
+});
+const size = Number(values.size);
+const perNamespace = Number(values.objects);
+const runs = Number(values.runs);
+if (!existsSync(bundle)) throw new Error(`no ${bundle}: run npm run build:plugin first`);
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+/** Median wall time (ms) of a command and its last stdout. */
+function time(args: string[], env: NodeJS.ProcessEnv): { ms: number; stdout: string } {
+  const times: number[] = [];
+  let stdout = '';
+  for (let i = 0; i < runs; i++) {
+    const start = process.hrtime.bigint();
+    const r = spawnSync(process.execPath, [bundle, ...args], { env, encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+    if (r.status !== 0) throw new Error(`kubectl-hns ${args.join(' ')} failed: ${r.stderr}`);
+    stdout = r.stdout;
+  }
+  return { ms: Math.round(median(times)), stdout };
+}
+
+const cp = await LocalControlPlane.start({ log: () => undefined });
+try {
+  const admin = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
+  await installCrds(admin);
+  await installRbac(admin);
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  const t0 = Date.now();
+
+  // The forest, as HNC labels it: name -> parent.
+  const parents = new Map<string, string | undefined>([
+    ['org', undefined],
+    ['team-a', 'org'],
+    ['team-b', 'org'],
+    ['sub', 'team-a'],
+  ]);
+  const moved = ['sub', ...Array.from({ length: size - 1 }, (_, i) => `sub-${String(i).padStart(4, '0')}`)];
+  for (const n of moved.slice(1)) parents.set(n, 'sub');
+  const others = Array.from({ length: size }, (_, i) => `other-${String(i).padStart(4, '0')}`);
+  for (const n of others) parents.set(n, 'team-b');
+  const ancestry = (ns: string): string[] => {
+    const out = [ns];
+    for (let p = parents.get(ns); p !== undefined; p = parents.get(p)) out.push(p);
+    return out;
+  };
+  await pool([...parents.keys()], 16, async (name) => {
+    const labels: Record<string, string> = { [Label.includedNamespace]: 'true' };
+    ancestry(name).forEach((a, depth) => (labels[treeLabel(a)] = String(depth)));
+    await admin.create('/api/v1/namespaces', { metadata: { name, labels } });
+    const parent = parents.get(name);
+    if (parent)
+      await admin.create(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${name}/hierarchyconfigurations`, {
+        apiVersion: API_VERSION,
+        kind: 'HierarchyConfiguration',
+        metadata: { name: 'hierarchy', namespace: name },
+        spec: { parent },
+      });
+  });
+
+  // OBJECTS RoleBindings in each team, and a copy of each in every namespace below it, as HNC makes them.
+  const sources = (team: string) =>
+    Array.from({ length: perNamespace }, (_, i) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: `${team}-rb-${i}`, namespace: team },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: i % 2 ? 'view' : 'edit' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `${team}-group-${i}` }],
+    }));
+  const writes: Array<{ ns: string; body: object }> = [];
+  for (const [team, below] of [
+    ['team-a', moved],
+    ['team-b', others],
+  ] as const) {
+    for (const src of sources(team)) {
+      writes.push({ ns: team, body: src });
+      for (const ns of below) writes.push({ ns, body: desiredCopy(src, team, ns) });
+    }
+  }
+  // lead: admin of org and everything below it, by a RoleBinding in each namespace (as org's copied one would be).
+  const lead = { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'lead' };
+  const leadBinding = {
+    metadata: { name: 'lead' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+    subjects: [lead],
+  };
+  for (const ns of parents.keys()) writes.push({ ns, body: leadBinding });
+  await pool(writes, 16, ({ ns, body }) => admin.create(`${rbac}/namespaces/${ns}/rolebindings`, body));
+  log(`created ${parents.size} namespaces and ${writes.length} RoleBindings in ${Date.now() - t0} ms`);
+  const leadKubeconfig = (await cp.mintUser('lead', [])).kubeconfigPath;
+
+  const env = { ...process.env, KUBECONFIG: cp.kubeconfigPath, NO_COLOR: '1', HOME: cp.stateDir };
+  const move = ['set', 'sub', '--parent', 'team-b', '--dry-run'];
+  const results = {
+    start: time(['--help'], env),
+    previewText: time(move, env),
+    previewJson: time([...move, '-o', 'json'], env),
+    previewClient: time(['set', 'sub', '--parent', 'team-b', '--dry-run=client'], env),
+    previewLead: time([...move, '-o', 'json'], { ...env, KUBECONFIG: leadKubeconfig }),
+  };
+  const counts: Record<string, unknown> = {};
+  for (const key of ['previewJson', 'previewLead'] as const) {
+    const report = JSON.parse(results[key].stdout) as {
+      copies: { create: unknown[]; delete: unknown[] };
+      access: unknown[];
+      affectedNamespaces: unknown[];
+    };
+    const c = {
+      affected: report.affectedNamespaces.length,
+      create: report.copies.create.length,
+      delete: report.copies.delete.length,
+      access: report.access.length,
+    };
+    // Every copy of team-a's goes and one of team-b's comes, in each moved namespace.
+    if (c.affected !== size || c.create !== size * perNamespace || c.delete !== size * perNamespace)
+      throw new Error(`${key}: unexpected preview ${JSON.stringify(c)}`);
+    counts[key] = c;
+  }
+  const ms = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.ms]));
+  console.log(JSON.stringify({ size, objectsPerNamespace: perNamespace, runs, ms, counts }, null, 2));
+} finally {
+  await cp.stop();
+}
