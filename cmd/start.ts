@@ -4,6 +4,7 @@
 // and prints the KUBECONFIG to use. Given --kubeconfig, KUBECONFIG or an in-cluster service
 // account, it runs HNC against that cluster and starts nothing.
 import { LocalControlPlane, ControlPlaneError, defaultStateDir } from '../local-cluster/index.js';
+import { startLocalNode, type LocalNode } from '../local-cluster/node/index.js';
 import { KubeClient } from '../kube/client.js';
 import { installCrds, installRbac, installSecretsConfigMapsGrant, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
 import { createLogger } from '../kube/log.js';
@@ -11,9 +12,14 @@ import { MANAGER_FLAG_HELP, managerFlagsFrom, parseCommandLine } from './flags.j
 import type { Hnc } from './hnc.js';
 import { checkCrds, describeStartupError, runningInCluster, runUntilSignal, startHncFromFlags, webhookPlacement } from './run-hnc.js';
 
-const usage = `Usage: npm start -- [--kubeconfig PATH] [--context NAME] [--install-crds] [--state-dir DIR] [--ephemeral]
+const usage = `Usage: npm start -- [--kubeconfig PATH] [--context NAME] [--install-crds] [--state-dir DIR] [--ephemeral] [--node]
                     [--grant-secrets-configmaps | --no-grant-secrets-configmaps] [manager flags]
-       npm run cluster    (the local control plane alone)
+       npm run cluster [-- --node]   (the local control plane alone)
+
+--node adds a real node to the local control plane (Linux, root): containerd, the kubelet,
+kube-proxy, kube-scheduler and kube-router for NetworkPolicies, so pods run and policies are
+enforced (docs/real-node.md). Missing system packages are installed with apt-get; every change
+to the host is undone on Ctrl-C.
 
 --grant-secrets-configmaps lets HNC's manager propagate Secrets and ConfigMaps (as HNC's quickstart
 does), by applying deploy/optional/propagate-secrets-configmaps. On by default for the local
@@ -41,6 +47,8 @@ async function main(): Promise<void> {
     'cluster-only': { type: 'boolean', default: false },
     // A throwaway control plane in a temporary folder, removed on stop.
     ephemeral: { type: 'boolean', default: false },
+    // A real node (containerd, kubelet, ...) on the local control plane.
+    node: { type: 'boolean', default: false },
   });
   if (flags.help) {
     process.stdout.write(usage);
@@ -54,12 +62,15 @@ async function main(): Promise<void> {
   const kubeconfig = flags.kubeconfig ?? process.env.KUBECONFIG;
   const inCluster = runningInCluster(kubeconfig);
   let cp: LocalControlPlane | undefined;
+  let node: LocalNode | undefined;
   let hnc: Hnc | undefined;
   let client: KubeClient;
   if (kubeconfig || inCluster) {
     // The loader reads a KUBECONFIG list itself (merged as kubectl does).
     client = await KubeClient.fromKubeconfig(flags.kubeconfig, flags.context);
     process.stderr.write(`using the cluster at ${client.server}\n`);
+    if (flags.node)
+      throw new ControlPlaneError('--node adds a node to the local control plane only, not to a cluster given by a kubeconfig');
     if (flags['install-crds']) await installCrds(client);
     else await checkCrds(client);
     if (flags['grant-secrets-configmaps']) await installSecretsConfigMapsGrant(client);
@@ -71,6 +82,7 @@ async function main(): Promise<void> {
       timer.unref();
       void (async () => {
         await hnc?.stop().catch(() => undefined);
+        await node?.stop().catch(() => undefined);
         await cp?.stop().catch(() => undefined);
         process.exit(1);
       })();
@@ -78,7 +90,17 @@ async function main(): Promise<void> {
     cp = await LocalControlPlane.start({
       ...(flags.ephemeral ? {} : { stateDir: flags['state-dir'] ?? defaultStateDir(), persistent: true }),
       onFailure,
+      withNode: flags.node,
     });
+    if (flags.node) {
+      try {
+        node = await startLocalNode(cp);
+      } catch (err) {
+        await cp.stop();
+        throw err;
+      }
+      process.stderr.write(`local node ${node.name} Ready in ${node.startSeconds.toFixed(1)} s (logs in ${node.stateDir}/logs)\n`);
+    }
     const admin = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
     await installCrds(admin);
     await installRbac(admin);
@@ -106,6 +128,7 @@ async function main(): Promise<void> {
   process.stderr.write(`${hnc ? 'HNC is running' : 'running'}${ports.length ? ` (${ports.join(', ')})` : ''}; Ctrl-C stops\n`);
   runUntilSignal(async () => {
     await hnc?.stop();
+    await node?.stop();
     await cp?.stop();
   });
 }

@@ -19,6 +19,12 @@ export interface ControlPlaneOptions {
   persistent?: boolean;
   /** Run kube-controller-manager (default true). */
   controllerManager?: boolean;
+  /**
+   * Ready the control plane for a local node (local-cluster/node/): the controllers that run pods
+   * (deployments, replica sets, endpoint slices, node lifecycle, ...) and a client certificate
+   * for the API server to reach the kubelet (logs, exec), by the node's address.
+   */
+  withNode?: boolean;
   /** Progress lines (default: stderr). */
   log?: (line: string) => void;
   startTimeoutMs?: number;
@@ -59,6 +65,21 @@ const CONTROLLERS = [
   'root-ca-certificate-publisher-controller',
 ];
 
+// With a node: what makes Deployments become pods and Services reach them, and (node lifecycle)
+// what takes the node's not-ready taint off once the kubelet reports Ready.
+const NODE_CONTROLLERS = [
+  'deployment-controller',
+  'replicaset-controller',
+  'endpoints-controller',
+  'endpointslice-controller',
+  'pod-garbage-collector-controller',
+  'node-lifecycle-controller',
+  'taint-eviction-controller',
+  'disruption-controller',
+  'daemonset-controller',
+  'job-controller',
+];
+
 /**
  * Mints a user of a running control plane from its state folder alone, so that test workers
  * (other processes than the one that started it) can act as any user.
@@ -88,7 +109,7 @@ export function defaultStateDir(): string {
   return join(data, 'hnc-ts', 'cluster');
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();
@@ -439,6 +460,7 @@ export class LocalControlPlane {
       ['kcm', { commonName: 'system:kube-controller-manager', usage: 'client' }],
       ['etcd-server', { commonName: 'etcd', usage: 'server', ips: ['127.0.0.1'], dnsNames: ['localhost'] }],
       ['apiserver-etcd-client', { commonName: 'kube-apiserver-etcd-client', usage: 'client' }],
+      ['apiserver-kubelet-client', { commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'], usage: 'client' }],
     ];
     const issued = await Promise.all(certs.map(([, req]) => ca.issue(req)));
     certs.forEach(([name], i) => {
@@ -511,6 +533,14 @@ export class LocalControlPlane {
       '--anonymous-auth=false',
       '--profiling=false',
       '--enable-admission-plugins=NamespaceLifecycle,ServiceAccount,ResourceQuota,MutatingAdmissionWebhook,ValidatingAdmissionWebhook',
+      ...(this.opts.withNode
+        ? [
+            `--kubelet-client-certificate=${this.pki('apiserver-kubelet-client.crt')}`,
+            `--kubelet-client-key=${this.pki('apiserver-kubelet-client.key')}`,
+            // The node's name resolves nowhere: reach the kubelet by its address.
+            '--kubelet-preferred-address-types=InternalIP',
+          ]
+        : []),
       '--v=1',
     ];
   }
@@ -528,7 +558,7 @@ export class LocalControlPlane {
       '--use-service-account-credentials=true',
       `--service-account-private-key-file=${this.pki('sa.key')}`,
       `--root-ca-file=${this.pki('ca.crt')}`,
-      `--controllers=${CONTROLLERS.join(',')}`,
+      `--controllers=${[...CONTROLLERS, ...(this.opts.withNode ? NODE_CONTROLLERS : [])].join(',')}`,
       // The namespace controller deletes content type by type: the default QPS makes that slow.
       '--kube-api-qps=100',
       '--kube-api-burst=200',

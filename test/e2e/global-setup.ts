@@ -1,0 +1,66 @@
+// One local control plane and one real node for the whole e2e run, the HNC image built from the
+// Dockerfile and imported into the node, and dist/install.yaml rendered with that image.
+import type { TestProject } from 'vitest/node';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { LocalControlPlane } from '../../local-cluster/index.js';
+import { startLocalNode, type LocalNode } from '../../local-cluster/node/index.js';
+import { renderInstall } from '../../scripts/build-install.js';
+import { writeFileSync } from 'node:fs';
+
+/** The image under test, and a second tag of it for the rolling update. */
+export const HNC_IMAGE = 'localhost/hnc-ts:e2e';
+export const HNC_IMAGE_NEXT = 'localhost/hnc-ts:e2e-next';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** dist/install.yaml rendered with HNC_IMAGE. */
+    installYaml: string;
+    nodeStateDir: string;
+    containerdSocket: string;
+  }
+}
+
+const log = (l: string) => process.stderr.write(l.endsWith('\n') ? l : `${l}\n`);
+const secs = (t0: number) => ((Date.now() - t0) / 1000).toFixed(1);
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) {
+    throw new Error(
+      'npm run test:e2e needs Linux and root: it runs a real node (containerd, kubelet) and changes iptables (docs/real-node.md)',
+    );
+  }
+  const t0 = Date.now();
+  const cp = await LocalControlPlane.start({ withNode: true, log });
+  log(`e2e: control plane ready in ${cp.startSeconds.toFixed(1)} s`);
+  let node: LocalNode | undefined;
+  try {
+    node = await startLocalNode(cp, { hncImage: HNC_IMAGE, log });
+    log(`e2e: node Ready in ${node.startSeconds.toFixed(1)} s (${secs(t0)} s from the start, image build included)`);
+    node.ctr(['images', 'tag', '--force', HNC_IMAGE, HNC_IMAGE_NEXT]);
+    const installYaml = join(cp.stateDir, 'install.yaml');
+    writeFileSync(installYaml, renderInstall({ image: HNC_IMAGE }).yaml);
+    project.provide('kubeconfig', cp.kubeconfigPath);
+    project.provide('stateDir', cp.stateDir);
+    project.provide('server', cp.server);
+    project.provide('kubectl', cp.binaries.kubectl ?? 'kubectl');
+    project.provide('pluginDir', join(cp.stateDir, 'bin'));
+    project.provide('installYaml', installYaml);
+    project.provide('nodeStateDir', node.stateDir);
+    project.provide('containerdSocket', node.containerdSocket);
+  } catch (err) {
+    await node?.stop();
+    await cp.stop();
+    throw err;
+  }
+  return async () => {
+    if (process.env.HNC_E2E_KEEP) {
+      log(`e2e: HNC_E2E_KEEP is set: leaving the node and control plane running (export KUBECONFIG=${cp.kubeconfigPath})`);
+      return;
+    }
+    // The pods' logs are gone with the node: keep the manager's for a failed run.
+    spawnSync('sh', ['-c', `cp -r ${node!.stateDir}/pod-logs /tmp/hnc-e2e-pod-logs 2>/dev/null || true`]);
+    await node?.stop();
+    await cp.stop();
+  };
+}
