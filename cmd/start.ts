@@ -4,7 +4,7 @@
 // and prints the KUBECONFIG to use. Given --kubeconfig, KUBECONFIG or an in-cluster service
 // account, it runs HNC against that cluster and starts nothing.
 import { LocalControlPlane, ControlPlaneError, defaultStateDir } from '../local-cluster/index.js';
-import { startLocalNode, type LocalNode } from '../local-cluster/node/index.js';
+import { prepareLocalNode, startLocalNode, type LocalNode } from '../local-cluster/node/index.js';
 import { KubeClient } from '../kube/client.js';
 import { installCrds, installRbac, installSecretsConfigMapsGrant, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
 import { createLogger } from '../kube/log.js';
@@ -87,6 +87,8 @@ async function main(): Promise<void> {
         process.exit(1);
       })();
     };
+    // The node's packages, binaries and images first (minutes the first time): none needs the control plane.
+    const prepared = flags.node ? await prepareLocalNode() : undefined;
     cp = await LocalControlPlane.start({
       ...(flags.ephemeral ? {} : { stateDir: flags['state-dir'] ?? defaultStateDir(), persistent: true }),
       onFailure,
@@ -94,7 +96,7 @@ async function main(): Promise<void> {
     });
     if (flags.node) {
       try {
-        node = await startLocalNode(cp);
+        node = await startLocalNode(cp, { prepared });
       } catch (err) {
         await cp.stop();
         throw err;

@@ -154,6 +154,7 @@ export function undoHostChanges(j: HostJournal, log: (l: string) => void): void 
   });
   step('removing the state folder', () => rmSync(j.stateDir, { recursive: true, force: true }));
   rmSync(JOURNAL, { force: true });
+  rmSync(JOURNAL_DIR, { recursive: true, force: true });
 }
 
 /** SIGKILLs every process whose command line names the state folder (daemons, container shims). */

@@ -1,8 +1,9 @@
 // The local node (docs/real-node.md): what `npm start -- --node` and the e2e tests start.
-import { mkdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LocalControlPlane } from '../control-plane.js';
-import { buildNodeBinaries, buildNodeImages, ensureNodePackages, LocalNode, type LocalNodeOptions } from './node.js';
+import { buildNodeBinaries, buildNodeImages, ensureNodePackages, LocalNode, type LocalNodeOptions, type NodeBinaries } from './node.js';
 
 export {
   LocalNode,
@@ -21,21 +22,31 @@ export {
   type LocalNodeOptions,
 } from './node.js';
 
+export interface PreparedNode {
+  binaries: NodeBinaries;
+  /** Image archives to import: pause, busybox, and HNC's when asked for. */
+  images: string[];
+  /** Where the archives are (a temporary folder; remove it when done). */
+  imageDir: string;
+}
+
 /**
- * Everything a node needs, then the node: the system packages (apt-get when missing), its
- * binaries (built once), the pause and busybox images (and HNC's when `hncImage` is given),
- * imported into its containerd. The control plane must have been started with `withNode: true`.
+ * What a node needs before it starts, all of it without a control plane: the system packages
+ * (apt-get when missing), its binaries (built once), the pause and busybox images, and HNC's
+ * image from the Dockerfile when `hncImage` names it.
  */
-export async function startLocalNode(cp: LocalControlPlane, opts: LocalNodeOptions & { hncImage?: string } = {}): Promise<LocalNode> {
-  const log = opts.log ?? ((l: string) => process.stderr.write(l.endsWith('\n') ? l : `${l}\n`));
+export async function prepareLocalNode(opts: { hncImage?: string; log?: (l: string) => void } = {}): Promise<PreparedNode> {
+  const log = opts.log ?? ((l: string) => process.stderr.write(l));
   await ensureNodePackages(log);
-  const bins = await buildNodeBinaries(log);
-  const imageDir = join(cp.stateDir, 'images');
-  mkdirSync(imageDir, { recursive: true });
+  const binaries = await buildNodeBinaries(log);
+  const imageDir = mkdtempSync(join(tmpdir(), 'hnc-node-images-'));
   const images = await buildNodeImages(imageDir, opts.hncImage, log);
-  return LocalNode.start(cp, bins, {
-    ...opts,
-    log,
-    images: [images.pause, images.busybox, ...(images.hnc ? [images.hnc] : []), ...(opts.images ?? [])],
-  });
+  return { binaries, imageDir, images: [images.pause, images.busybox, ...(images.hnc ? [images.hnc] : [])] };
+}
+
+/** Prepares (prepareLocalNode) and starts a node; the control plane must have been started with `withNode: true`. */
+export async function startLocalNode(cp: LocalControlPlane, opts: LocalNodeOptions & { prepared?: PreparedNode } = {}): Promise<LocalNode> {
+  const log = opts.log ?? ((l: string) => process.stderr.write(l.endsWith('\n') ? l : `${l}\n`));
+  const prepared = opts.prepared ?? (await prepareLocalNode({ log }));
+  return LocalNode.start(cp, prepared.binaries, { ...opts, log, images: [...prepared.images, ...(opts.images ?? [])] });
 }

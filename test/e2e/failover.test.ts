@@ -82,6 +82,7 @@ describe('failover and upgrades', () => {
 
   it('rolls out a new image tag with no failed admission', async () => {
     const ns = await cluster.namespace('e2e-roll');
+    await eventuallyEqual(() => treeDepths(cluster.admin, ns), { [ns]: 0 }, 'the namespace reconciled');
     const loop = admissionLoop(cluster.admin, ns);
     await eventually(async () => (loop.stats.tried > 0 ? true : undefined), 'the first admission request');
     const oldPods = (await managerPods(cluster.admin)).map((p) => p.metadata.name);

@@ -133,13 +133,16 @@ export async function clientPod(client: KubeClient, ns: string, name: string): P
   return busyboxPod(client, ns, name, 'exec sleep 100000');
 }
 
-/** Whether the pod `from` gets an HTTP answer from ip:8080 within 2 s (kubectl exec through the kubelet). */
+/**
+ * Whether the pod `from` gets an HTTP answer from ip:8080 within 2 s (kubectl exec through the
+ * kubelet; busybox's nc, as its static wget crashes resolving even an address).
+ */
 export async function reaches(cluster: TestCluster, ns: string, from: string, ip: string): Promise<boolean> {
-  const r = await admin(cluster, ['exec', '-n', ns, from, '--', 'wget', '-q', '-T', '2', '-O', '-', `http://${ip}:8080/`]);
-  if (r.code === 0) return true;
-  // wget's own failure (timed out, refused) is an answer; anything else (exec failed) is not.
-  if (/timed out|Connection refused|No route|can't connect/i.test(r.stderr)) return false;
-  throw new Error(`kubectl exec in ${ns}/${from} failed: ${r.stderr.trim()}`);
+  const r = await admin(cluster, ['exec', '-n', ns, from, '--', 'sh', '-c', `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 ${ip} 8080`]);
+  if (r.code === 0 && r.stdout.includes('200 OK')) return true;
+  // nc's own failure (timed out, refused) is an answer; anything else (exec failed) is not.
+  if (/timed out|refused|can't connect/i.test(r.stderr)) return false;
+  throw new Error(`kubectl exec in ${ns}/${from} failed (${r.code}): ${r.stderr.trim()} ${r.stdout.trim()}`);
 }
 
 /** Polls until `from` reaches (or does not reach) ip:8080, as kube-router's rules settle. */
@@ -152,21 +155,20 @@ export async function eventuallyReaches(cluster: TestCluster, ns: string, from: 
 }
 
 /**
- * Sends admission requests that HNC's fail-closed webhooks must answer (a server-side dry-run of
- * a HierarchyConfiguration edit in `ns`) one after another until stop(); counts tries and failures.
+ * Sends admission requests that one of HNC's fail-closed webhooks must answer (a server-side
+ * dry-run creation of a SubnamespaceAnchor in `ns`, which HNC allows) one after another until
+ * stop(); counts tries and failures. `ns` must be reconciled by HNC already.
  */
 export function admissionLoop(client: KubeClient, ns: string) {
   const stats = { tried: 0, failed: 0, errors: [] as string[] };
   let running = true;
-  const path = `/apis/hnc.x-k8s.io/v1alpha2/namespaces/${ns}/hierarchyconfigurations/hierarchy`;
+  const anchor = { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'SubnamespaceAnchor', metadata: { name: `${ns}-probe`, namespace: ns } };
   const done = (async () => {
     while (running) {
       stats.tried++;
       try {
-        const hc = await client.get<Record<string, unknown>>(path);
-        await client.replace(path, hc, { dryRun: 'All' });
+        await client.create(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${ns}/subnamespaceanchors`, anchor, { dryRun: 'All' });
       } catch (err) {
-        if (err instanceof ApiError && err.code === 409) continue; // the controller wrote it meanwhile: not an admission failure
         stats.failed++;
         if (stats.errors.length < 5) stats.errors.push((err as Error).message);
       }

@@ -79,9 +79,15 @@ describe('uninstall and reinstall', () => {
     // Every namespace and object is still there, unchanged (the copy too, and the tree labels).
     expect(await snapshot()).toEqual(before);
 
-    // Reinstall and give the hierarchy back (deleting the CRDs lost it, as with HNC).
-    await ensureInstalled(cluster);
+    // Reinstall: the CRDs first, the hierarchy given back (deleting the CRDs lost it, as with
+    // HNC: docs/deploy.md says to back it up), then the rest; the manager then finds every
+    // namespace, label and copy as it should be.
+    const crdsBack = await admin(cluster, ['apply', '--server-side', '-k', 'crds/']);
+    expect(crdsBack.code, crdsBack.stderr).toBe(0);
+    const established = await admin(cluster, ['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
+    expect(established.code, established.stderr).toBe(0);
     await setParent(cluster.admin, child, parent);
+    await ensureInstalled(cluster);
     await eventually(
       async () => {
         const hc = await cluster.admin.get<{ status?: { children?: string[] } }>(
