@@ -235,6 +235,18 @@ function unmountUnder(dir: string): void {
   for (const m of [...new Set(mounts)].sort((a, b) => b.length - a.length)) run('umount', ['-l', m]);
 }
 
+/**
+ * An iptables-save dump without the node's chains (their declarations and rules) and without any
+ * rule that jumps to one: what iptables-restore then puts back, everything else as it was.
+ */
+export function withoutNodeRules(dump: string): string {
+  const kept = dump
+    .split('\n')
+    .filter((l) => !OUR_CHAINS.test(l))
+    .join('\n');
+  return kept.endsWith('\n') ? kept : kept + '\n';
+}
+
 /** Removes the chains named as the node's, and every rule that jumps to one, table by table. */
 export function cleanIptables(): void {
   for (const [save, restore] of [
@@ -244,11 +256,7 @@ export function cleanIptables(): void {
     for (const table of ['filter', 'nat', 'mangle', 'raw']) {
       const dump = run(save, ['-t', table]);
       if (!dump.ok || !OUR_CHAINS.test(dump.out)) continue;
-      const kept = dump.out
-        .split('\n')
-        .filter((l) => !OUR_CHAINS.test(l))
-        .join('\n');
-      const r = run(restore, ['-w', '5'], kept.endsWith('\n') ? kept : kept + '\n');
+      const r = run(restore, ['-w', '5'], withoutNodeRules(dump.out));
       if (!r.ok) throw new HostChangeError(`${restore} (table ${table}): ${r.err.trim()}`);
     }
   }

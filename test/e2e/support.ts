@@ -71,7 +71,8 @@ export async function waitRolledOut(client: KubeClient, timeoutMs = 240_000): Pr
 
 /** Applies the install manifest (server-side, as docs/deploy.md says) and waits until HNC serves. */
 export async function ensureInstalled(cluster: TestCluster): Promise<Pod[]> {
-  const r = await admin(cluster, ['apply', '--server-side', '-f', inject('installYaml')]);
+  // --force-conflicts: a test may have changed the image with kubectl set image (another field manager).
+  const r = await admin(cluster, ['apply', '--server-side', '--force-conflicts', '-f', inject('installYaml')]);
   if (r.code !== 0) throw new Error(`kubectl apply failed: ${r.stderr}`);
   const pods = await waitRolledOut(cluster.admin);
   await eventually(() => leaseHolder(cluster.admin), 'a leader');
