@@ -41,6 +41,8 @@ export interface HncOptions {
         verifyReachable?: boolean;
         /** Delete the configurations when HNC stops (a run outside the cluster). */
         removeOnStop?: boolean;
+        /** On stop, keep answering this long, each answer closing its connection (behind a Service). */
+        drainMs?: number;
       };
   /** Reconcile only while holding this Lease (in HNC's namespace). */
   leaderElection?: { id: string; identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
@@ -110,6 +112,7 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       certDir: opts.webhooks.certDir,
       verifyReachable: opts.webhooks.verifyReachable,
       removeOnStop: opts.webhooks.removeOnStop,
+      drainMs: opts.webhooks.drainMs,
       propagation: { context: (g, r) => m.config.context(g, r), propagatingKinds: () => m.config.propagatingKinds() },
       quotas,
       quotaRouter,
@@ -166,9 +169,11 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       // grace is cut off, so a stop takes seconds whatever the cluster's state.
       const cut = setTimeout(() => opts.client.close('HNC is stopping'), STOP_GRACE_MS);
       try {
+        // The webhooks drain (behind a Service) while the controller stops.
+        const webhooksStopped = webhooks?.stop();
         await m.stop(); // drains in-flight reconciles
         await leader?.stop(); // then hands the lease over
-        await webhooks?.stop();
+        await webhooksStopped;
         await quotas?.stop();
         await cache.stop();
         await health?.close();

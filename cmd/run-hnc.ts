@@ -53,6 +53,13 @@ const isLoopback = (host: string) => host === 'localhost' || host === '::1' || h
  * Where to register the webhooks. Never a Service outside the cluster: HNC does not run behind it,
  * and webhooks that fail closed and cannot be reached refuse every namespace change in the cluster.
  */
+/**
+ * How long a replica behind the webhook Service keeps answering after SIGTERM, each answer closing
+ * its connection: long enough for its endpoint removal to reach kube-proxy and for the API server's
+ * busy connections to it to end (docs/deploy.md); well inside terminationGracePeriodSeconds.
+ */
+export const WEBHOOK_DRAIN_MS = 5_000;
+
 export function webhookPlacement(manager: ManagerFlags, opts: { inCluster: boolean; server: string }): WebhookPlacement {
   if (!manager.webhooks) return { by: 'none' };
   if (manager.webhookHost) return { by: 'url', host: manager.webhookHost, fallback: false };
@@ -116,6 +123,8 @@ function startHncWith(client: KubeClient, manager: ManagerFlags, logger: Logger,
             certDir: manager.certDir,
             verifyReachable: w.by === 'url',
             removeOnStop: w.by === 'url',
+            // Behind the Service, the API server's open connections to this pod end gracefully on stop.
+            drainMs: w.by === 'service' ? WEBHOOK_DRAIN_MS : 0,
           },
     leaderElection: manager.leaderElection
       ? {

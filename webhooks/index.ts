@@ -57,6 +57,8 @@ export interface WebhookOptions {
   verifyReachable?: boolean | { timeoutMs: number };
   /** Delete the configurations on stop (a run outside the cluster: nothing must outlive it that refuses requests). */
   removeOnStop?: boolean;
+  /** On stop, keep answering this long, closing each connection (behind a Service; WebhookServer.stop). */
+  drainMs?: number;
   propagation?: PropagationView;
   /** Hierarchical quotas (--enable-hrq): their webhooks are served and registered. */
   quotas?: QuotaCache;
@@ -194,13 +196,15 @@ export class Webhooks {
   }
 
   async stop(): Promise<void> {
+    // Behind a Service the server first drains (WebhookServer.stop) while the rest stops.
+    const drained = this.opts.drainMs ? this.server?.stop(this.opts.drainMs) : undefined;
     this.stopper.abort();
     this.opts.quotaRouter?.close();
     this.certs?.stop();
     await Promise.all(this.watches.map((w) => w.stop()));
     await this.repairing;
     if (this.opts.removeOnStop && this.opts.registerConfigurations !== false) await this.removeConfigurations();
-    await this.server?.stop();
+    await (drained ?? this.server?.stop());
   }
 
   /**

@@ -130,6 +130,30 @@ describe('WebhookServer', () => {
     expect(lines.filter((l) => l.rid === undefined).map((l) => l.msg)).toEqual(['between reviews']);
   });
 
+  it('while draining on stop, keeps answering and closes each connection after its answer', async () => {
+    const send = await serve(true, () => ({ allowed: true }));
+    const agent = new https.Agent({ keepAlive: true, ca: lastCa });
+    const post = () =>
+      new Promise<{ status: number; connection?: string }>((resolve, reject) => {
+        const req = https.request(
+          { host: '127.0.0.1', port: lastPort, path: '/validate', method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+          },
+        );
+        req.on('error', reject);
+        req.end(review());
+      });
+    expect(await post()).toEqual({ status: 200, connection: 'keep-alive' });
+    const stopped = server!.stop(300);
+    expect(await post()).toEqual({ status: 200, connection: 'close' });
+    expect((await send('/validate', review())).status).toBe(200);
+    await stopped;
+    server = undefined;
+    agent.destroy();
+  });
+
   it('answers 404 for an unknown path', async () => {
     const post = await serve(true, () => ({ allowed: true }));
     expect((await post('/nope', review())).status).toBe(404);

@@ -42,6 +42,8 @@ export class WebhookServer {
   private readonly server: https.Server;
   private readonly handlers = new Map<string, { handler: Handler; shape?: Shape }>();
   private readonly large = new Slots(LARGE_SLOTS);
+  /** Stopping: every answer closes its connection (stop()). */
+  private draining = false;
 
   constructor(private readonly opts: WebhookServerOptions) {
     this.server = https.createServer({ cert: opts.cert, key: opts.key }, (req, res) => void this.serve(req, res));
@@ -69,7 +71,17 @@ export class WebhookServer {
     return (this.server.address() as AddressInfo).port;
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops serving. With `drainMs`, first keeps answering that long, each answer closing its
+   * connection: behind a Service, the API server holds keep-alive connections to this very pod
+   * (its endpoint removal does not end them), and one closed while idle can meet the API server's
+   * next request, which then fails ("broken pipe") and, the webhooks failing closed, refuses a
+   * user's change. Answered with `Connection: close`, the API server opens its next connection
+   * through the Service, to a replica that stays.
+   */
+  async stop(drainMs = 0): Promise<void> {
+    this.draining = true;
+    if (drainMs > 0) await new Promise((r) => setTimeout(r, drainMs));
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeIdleConnections();
@@ -107,7 +119,11 @@ export class WebhookServer {
     this.opts.onReview?.(path, verdict, performance.now() - started);
     // With its length known the answer leaves in one write (no chunked encoding).
     const answer = Buffer.from(encodeResponse(review.uid, verdict));
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': answer.length,
+      ...(this.draining ? { connection: 'close' } : {}),
+    });
     res.end(answer);
   }
 

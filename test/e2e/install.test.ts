@@ -32,13 +32,20 @@ describe('install.yaml on a real node', () => {
   });
 
   it('serves /metrics from a pod, directly and through the metrics Service', async () => {
-    const direct = await httpGet(`http://${pods[0]!.status.podIP}:8080/metrics`);
-    expect(direct.status).toBe(200);
-    expect(direct.body).toMatch(/^hnc_namespaces /m);
+    for (const pod of pods) {
+      const direct = await httpGet(`http://${pod.status.podIP}:8080/metrics`);
+      expect(direct.status).toBe(200);
+      expect(direct.body).toMatch(/^hnc_namespaces /m);
+    }
     const svc = await cluster.admin.get<{ spec: { clusterIP: string } }>(
       `/api/v1/namespaces/${HNC_NAMESPACE}/services/hnc-controller-manager-metrics-service`,
     );
-    const viaService = await httpGet(`http://${svc.spec.clusterIP}:8080/metrics`);
+    // kube-proxy programs each Service as its endpoints arrive: wait for this one's.
+    const viaService = await eventually(
+      () => httpGet(`http://${svc.spec.clusterIP}:8080/metrics`),
+      'the metrics Service to answer',
+      60_000,
+    );
     expect(viaService.status).toBe(200);
     expect(viaService.body).toContain('hnc_webhook_duration_seconds');
   });
@@ -123,13 +130,16 @@ describe('install.yaml on a real node', () => {
     await setParent(cluster.admin, b, a);
     await eventuallyEqual(() => treeDepths(cluster.admin, b), { [b]: 0, [a]: 1 }, 'b under a');
     const user = await cluster.user(TestCluster.uniqueName('lead'));
-    for (const ns of [a, b]) {
-      await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-        metadata: { name: 'lead-admin' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user.name }],
-      });
-    }
+    // Admin of the parent, and so (by HNC's copy of the RoleBinding) of the child.
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${a}/rolebindings`, {
+      metadata: { name: 'lead-admin' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user.name }],
+    });
+    await eventually(
+      () => cluster.admin.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${b}/rolebindings/lead-admin`).then(() => true),
+      'the RoleBinding copied into the child',
+    );
     const hc = {
       apiVersion: 'hnc.x-k8s.io/v1alpha2',
       kind: 'HierarchyConfiguration',

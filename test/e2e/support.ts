@@ -39,7 +39,8 @@ export async function leaseHolder(client: KubeClient): Promise<string | undefine
   const lease = await client
     .get<{ spec: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/${HNC_NAMESPACE}/leases/${LEASE}`)
     .catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
-  return lease?.spec.holderIdentity || undefined;
+  // The identity is `<hostname>_<pid>_<random>`, and a pod's hostname is its name.
+  return lease?.spec.holderIdentity?.split('_')[0] || undefined;
 }
 
 /** Waits until the Deployment has rolled out completely: every replica updated and Ready, none left over. */
