@@ -6,7 +6,7 @@
 import { benchNodeFlags } from './node-flags.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ColdStartTimeout, Plane, runScenario, type ScenarioOptions } from './scenario.js';
@@ -14,6 +14,8 @@ import { TOPOLOGIES, type TopologyName } from './topology.js';
 import { markdown, type RunReport } from './report.js';
 import { buildChild, killAllChildren } from './hnc-process.js';
 import { log } from './util.js';
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -144,7 +146,11 @@ async function main(): Promise<void> {
   const report: RunReport = {
     run: {
       startedAt: new Date().toISOString(),
-      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      // Paths inside the repository relative to it: a report names no folder of the machine it ran on.
+      command: `npm run bench -- ${process.argv
+        .slice(2)
+        .map((a) => (a.startsWith(`${REPO}/`) ? relative(REPO, a) : a))
+        .join(' ')}`.trim(),
       machine: {
         cores: cpu.length,
         cpuModel: cpu[0]?.model ?? '?',
