@@ -77,6 +77,8 @@ export interface DescribeView {
   /** HNC's events in the namespace; undefined with `eventsNote` when they could not be listed. */
   events?: EventView[];
   eventsNote?: string;
+  /** Hierarchical quotas over the namespace; undefined when none apply (or the cluster serves no HRQs). */
+  quotas?: DescribeQuotas;
 }
 
 export interface ResourceStatusView {
@@ -126,5 +128,24 @@ export interface AccessView {
   namespaces: string[];
   /** In the order of `namespaces`, then by subject, role and binding. */
   grants: Grant[];
+  notes: string[];
+}
+
+/** One HRQ as `describe` shows it: where, its name, and `<resource>: <used>/<hard>` from its status (subtree usage). */
+export interface HrqView {
+  namespace: string;
+  name: string;
+  usage: string;
+}
+
+/** `describe`'s quota part: the HRQs in the namespace, those above it, and its own usage. */
+export interface DescribeQuotas {
+  here: HrqView[];
+  above: HrqView[];
+  /** The strictest limits over the namespace (its singleton's spec.hard), when some HRQ above could not be read. */
+  limits?: string;
+  /** The namespace's own usage of the resources any of those HRQs limit (its singleton's status.used). */
+  used?: string;
+  /** What could not be read. */
   notes: string[];
 }

@@ -9,6 +9,7 @@ import type { ChildView, DescribeView, EventView } from '../model.js';
 import { renderDescribe } from '../render/describe-text.js';
 import { parseObjectRef, runExplain } from './explain.js';
 import { loadInheritedObjects } from './inherited.js';
+import { loadDescribeQuotas } from './quotas.js';
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; forbidden: true };
 
@@ -53,14 +54,15 @@ export function eventView(e: KubeEvent): EventView {
 }
 
 export async function loadDescribe(api: HncApi, namespace: string): Promise<DescribeView> {
-  await api.getNamespace(namespace);
-  const [hc, anchors, inherited, events] = await Promise.all([
+  const ns = await api.getNamespace(namespace);
+  const [hc, anchors, inherited, events, quotas] = await Promise.all([
     unlessForbidden(api.getHierarchy(namespace)),
     unlessForbidden(listAnchorsOrNone(api, namespace)),
     loadInheritedObjects(api, namespace),
     unlessForbidden(api.listEvents(namespace)),
+    loadDescribeQuotas(api, ns),
   ]);
-  const view: DescribeView = { namespace, inherited };
+  const view: DescribeView = { namespace, inherited, ...(quotas ? { quotas } : {}) };
   if (hc.ok) {
     const h = hc.value ?? { metadata: {} };
     view.hierarchy = {
@@ -86,7 +88,8 @@ export const describeCommand = defineCommand({
   name: 'describe',
   summary: 'Displays information about the hierarchy configuration',
   description:
-    'Displays the hierarchy configuration of NAMESPACE, the objects it inherits, and recent HNC events.\n' +
+    'Displays the hierarchy configuration of NAMESPACE, the hierarchical resource quotas over it (with their usage),\n' +
+    'the objects it inherits, and recent HNC events.\n' +
     'With --object, explains instead why the named object is or is not propagated into NAMESPACE.',
   usage: 'NAMESPACE [--object TYPE/NAME]',
   examples: [

@@ -17,6 +17,7 @@ import type { Io } from '../io.js';
 import type { ConditionView, ReadProblem, TreeNode } from '../model.js';
 import { renderTreeDot, renderTreeJson, renderTreeYaml } from '../render/tree-formats.js';
 import { renderTreeText } from '../render/tree-text.js';
+import { loadTreeQuotas } from './quotas.js';
 
 /** What the tree needs to know about one namespace. */
 export interface NamespaceInfo {
@@ -187,15 +188,18 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export interface TreeFlags {
   allNamespaces?: boolean;
   output?: OutputFormat;
+  /** (hnc-ts) Each namespace's hierarchical quota usage against its limits. */
+  quota?: boolean;
 }
 
 export function validateTree(names: readonly string[], flags: TreeFlags): void {
   if (names.length === 0 && !flags.allNamespaces) {
     throw new CliError('Error: Must specify the root of the tree(s) to display or else specify --all-namespaces');
   }
+  if (flags.quota && flags.output) throw new CliError(`Error: --quota is shown in the text output only, not with -o ${flags.output}`);
 }
 
-export function renderTrees(trees: readonly TreeNode[], output: OutputFormat | undefined): string {
+export function renderTrees(trees: readonly TreeNode[], output: OutputFormat | undefined, suffixes?: ReadonlyMap<string, string>): string {
   switch (output) {
     case 'json':
       return renderTreeJson(trees);
@@ -204,21 +208,29 @@ export function renderTrees(trees: readonly TreeNode[], output: OutputFormat | u
     case 'dot':
       return renderTreeDot(trees);
     default:
-      return renderTreeText(trees);
+      return renderTreeText(trees, suffixes);
   }
 }
 
 export async function runTree(api: HncApi, io: Io, names: readonly string[], flags: TreeFlags): Promise<void> {
   validateTree(names, flags);
   const trees = flags.allNamespaces ? await loadAllTrees(api) : await loadTrees(api, names);
-  io.out(renderTrees(trees, flags.output));
+  const suffixes = flags.quota ? await loadTreeQuotas(api, trees) : undefined;
+  let text = renderTrees(trees, flags.output, suffixes);
+  if (flags.quota)
+    text += suffixes
+      ? '\n[name: resource used/hard] is a HierarchicalResourceQuota in that namespace (usage of its whole subtree);\n(resource used) is the usage of a subtree without one, for the resources limited above it\n'
+      : '\nThis cluster serves no HierarchicalResourceQuotas\n';
+  io.out(text);
 }
 
 export const treeCommand = defineCommand({
   name: 'tree',
   summary: 'Display one or more hierarchy trees',
   usage: '[NAMESPACE...] [flags]',
-  examples: '  kubectl hns tree team-a\n  kubectl hns tree -A\n  kubectl hns tree team-a -o dot | dot -Tsvg > team-a.svg',
+  examples:
+    '  kubectl hns tree team-a\n  kubectl hns tree -A\n  kubectl hns tree team-a -o dot | dot -Tsvg > team-a.svg\n' +
+    "  # Each subtree's hierarchical quota usage against its limits\n  kubectl hns tree team-a --quota",
   flags: [
     { name: 'all-namespaces', short: 'A', kind: 'bool', description: 'Displays all trees on the cluster' },
     {
@@ -229,10 +241,20 @@ export const treeCommand = defineCommand({
       description: 'Output format instead of text: json, yaml or dot',
       choices: OUTPUT_FORMATS,
     },
+    {
+      name: 'quota',
+      kind: 'bool',
+      description:
+        "Show each namespace's HierarchicalResourceQuotas (used/hard over its subtree), or its subtree's usage of what is limited above it",
+    },
   ],
   async run({ args, flags, io, connect }) {
     const output = stringFlag(flags, 'output') as OutputFormat | undefined;
-    const tree: TreeFlags = { allNamespaces: boolFlag(flags, 'all-namespaces'), ...(output ? { output } : {}) };
+    const tree: TreeFlags = {
+      allNamespaces: boolFlag(flags, 'all-namespaces'),
+      ...(output ? { output } : {}),
+      ...(boolFlag(flags, 'quota') ? { quota: true } : {}),
+    };
     validateTree(args, tree);
     const session = await connect();
     await runTree(session.api, io, args, tree);

@@ -1,6 +1,6 @@
 // `kubectl hns describe NS` as text: HNC's block (parent, children, cascading deletion,
 // conditions), then the inherited objects, then HNC's events in the namespace.
-import type { ChildView, DescribeView, EventView, InheritedObjects } from '../model.js';
+import type { ChildView, DescribeQuotas, DescribeView, EventView, InheritedObjects, HrqView } from '../model.js';
 import { alignColumns } from './columns.js';
 import { humanDuration } from './duration.js';
 
@@ -54,8 +54,22 @@ export function eventsText(namespace: string, events: readonly EventView[], now:
     .join('')}`;
 }
 
+/** The HRQs over the namespace (beyond HNC's describe): printed only when some apply or could not be read. */
+export function describeQuotasText(namespace: string, q: DescribeQuotas): string {
+  let out = '\nHierarchical resource quotas (used in the subtree / limit):\n';
+  const list = (views: HrqView[], qualified: boolean) =>
+    views.map((v) => `  - ${qualified ? `${v.namespace}/` : ''}${v.name}: ${v.usage || '(no limits)'}\n`).join('');
+  out += q.here.length ? `  In ${namespace}:\n${list(q.here, false)}` : `  None in ${namespace}\n`;
+  if (q.above.length) out += `  Above ${namespace}:\n${list(q.above, true)}`;
+  if (q.limits !== undefined) out += `  Strictest limits over ${namespace}: ${q.limits}\n`;
+  if (q.used !== undefined) out += `  Used in ${namespace} itself: ${q.used}\n`;
+  out += q.notes.map((n) => `  (${n})\n`).join('');
+  return out;
+}
+
 export function renderDescribe(view: DescribeView, now: Date): string {
   let out = hierarchyText(view);
+  if (view.quotas) out += describeQuotasText(view.namespace, view.quotas);
   out += inheritedText(view.inherited);
   if (view.events) out += eventsText(view.namespace, view.events, now);
   else out += `\n(${view.eventsNote ?? `could not list the events in ${view.namespace}`})\n`;

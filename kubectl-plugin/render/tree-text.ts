@@ -16,7 +16,8 @@ export function problemText(name: string, problem: ReadProblem): string {
   return problem === 'forbidden' ? `no permission to read ${name}` : `namespace ${name} not found`;
 }
 
-export function renderTreeText(trees: readonly TreeNode[]): string {
+/** `suffixes`: text printed after a namespace's name (tree --quota: its quota usage). */
+export function renderTreeText(trees: readonly TreeNode[], suffixes?: ReadonlyMap<string, string>): string {
   const notes = new Footnotes();
   const lines: string[] = [];
   let anySubnamespace = false;
@@ -24,6 +25,8 @@ export function renderTreeText(trees: readonly TreeNode[]): string {
   const label = (node: TreeNode, isRoot: boolean): string => {
     let text = notes.label(node.name, node.conditions);
     if (node.problem) text += ` (${problemText(node.name, node.problem)})`;
+    const suffix = suffixes?.get(node.name);
+    if (suffix) text += ` ${suffix}`;
     if (!isRoot && node.subnamespace) {
       anySubnamespace = true;
       text = `[s] ${text}`;
