@@ -18,6 +18,12 @@ export interface StartRequest {
   workers: number;
   objectWorkers: number;
   logFile: string;
+  /** Hierarchical resource quotas (--enable-hrq), synced every minute as by default. */
+  hrq?: boolean;
+  /** Reconcile only while holding this Lease; the webhooks of a follower forward usage raises to the leader. */
+  leaderElection?: { id: string };
+  /** The port written into the webhook configurations, when not this process's own (a second replica). */
+  registerPort?: number;
 }
 
 export type ChildCall =
@@ -48,6 +54,8 @@ export interface ChildStats {
   webhookPort?: number;
   /** Port of HNC's own /metrics (127.0.0.1), when started with webhooks. */
   metricsPort?: number;
+  /** With leader election: whether this process holds the Lease. */
+  leading?: boolean;
   /** Event-loop delay (ms) since the last reset: how long work waited for the one thread. */
   eventLoop: { p50: number; p99: number; max: number };
   /** Garbage-collection pauses since the last reset. */
@@ -99,6 +107,7 @@ function stats(): ChildStats {
     namespaces: hnc?.manager.hierarchy.namespaceNames().length ?? 0,
     webhookPort: hnc?.webhooks?.port,
     metricsPort: hnc?.probePorts.metrics,
+    leading: hnc?.leader?.isLeader,
     eventLoop: { p50: delay(loop.percentile(50)), p99: delay(loop.percentile(99)), max: delay(loop.max) },
     gc: { ...gc },
   };
@@ -124,8 +133,10 @@ async function handle(req: ChildRequest): Promise<unknown> {
         // HNC's own metrics (its webhook latency histogram) with the webhooks.
         metricsAddress: s.webhooks ? '127.0.0.1:0' : '',
         webhooks: s.webhooks
-          ? { port: s.webhookPort, host: '127.0.0.1', endpoint: (port) => ({ url: `https://127.0.0.1:${port}` }) }
+          ? { port: s.webhookPort, host: '127.0.0.1', endpoint: (port) => ({ url: `https://127.0.0.1:${s.registerPort ?? port}` }) }
           : false,
+        hrq: s.hrq ? { syncIntervalMs: 60_000 } : undefined,
+        leaderElection: s.leaderElection,
       });
       return { startedMs: performance.now() - t0, ...stats() };
     }

@@ -2,7 +2,7 @@
 // benchmark's, so a garbage collection of the benchmark's caches never shows up as webhook latency.
 import { parentPort, workerData } from 'node:worker_threads';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { directClient, type Load, type LoadTargets } from './webhook-load.js';
+import { directClient, quotaStatusReview, type Load, type LoadTargets } from './webhook-load.js';
 
 export interface LoadWorkerData {
   port: number;
@@ -10,13 +10,22 @@ export interface LoadWorkerData {
   targets: LoadTargets;
   /** HNC labels of the target namespaces (the reviews carry them, as the API server's would). */
   labels: Record<string, Record<string, string>>;
+  /** Send the API server's HRQ usage raises over these namespaces instead of HNC's usual mix. */
+  quotaNamespaces?: string[];
 }
 
 export type LoadWorkerCall = { type: 'warm'; count: number } | { type: 'run'; load: Load; count: number; keepSamples?: boolean };
 export type LoadWorkerRequest = { id: number } & LoadWorkerCall;
 
 const data = workerData as LoadWorkerData;
-const client = directClient(data.port, data.ca, data.targets, (ns) => data.labels[ns] ?? {});
+const quota = data.quotaNamespaces;
+const client = directClient(
+  data.port,
+  data.ca,
+  data.targets,
+  (ns) => data.labels[ns] ?? {},
+  quota ? (i) => quotaStatusReview(quota, i) : undefined,
+);
 const RESOLUTION_MS = 5;
 const loop = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
 loop.enable();

@@ -1,5 +1,6 @@
 // The run's report: JSON (everything measured) and a markdown table (the figures against the targets).
 import type { ScenarioResult } from './scenario.js';
+import type { HrqResult } from './hrq.js';
 
 export interface RunInfo {
   startedAt: string;
@@ -13,6 +14,8 @@ export interface RunInfo {
 export interface RunReport {
   run: RunInfo;
   results: ScenarioResult[];
+  /** The HRQ phase (absent with --hrq-size 0). */
+  hrq?: HrqResult;
   errors: Array<{ topology: string; error: string; partial?: unknown }>;
 }
 
@@ -48,8 +51,10 @@ export function markdown(report: RunReport): string {
       : 'Every control plane was stopped; no etcd, kube-apiserver or kube-controller-manager process was left running.',
   );
   lines.push('');
-  if (!results.length) {
+  if (!results.length && !report.hrq) {
     lines.push('No topology finished.');
+  } else if (!results.length) {
+    lines.push('No topology was run.');
   } else {
     const col = (fn: (r: ScenarioResult) => string) => results.map(fn);
     const rows: Array<[string, string, string[]]> = [];
@@ -247,8 +252,77 @@ export function markdown(report: RunReport): string {
           .join(', ')} (minimum: ${JSON.stringify(r.coldStart.writes.minimum)})`,
       );
   }
+  if (report.hrq) lines.push('', ...hrqMarkdown(report.hrq));
   for (const e of report.errors)
     lines.push(e.partial ? `\n**${e.topology}: ${e.error.split('\n')[0]}**` : `\n**${e.topology} failed:** \`${e.error.split('\n')[0]}\``);
   lines.push('');
   return lines.join('\n');
+}
+
+/** The HRQ phase's table (bench/hrq.ts). */
+export function hrqMarkdown(h: HrqResult): string[] {
+  const lat = (r: HrqResult['webhook'][number] | undefined) => {
+    if (!r) return '–';
+    const denied = Object.values(r.byRequest).reduce((n, x) => n + x.denied, 0);
+    const errors = Object.values(r.byRequest).reduce((n, x) => n + x.errors, 0);
+    const server = r.serverSide ? `; HNC's own: mean ${ms(r.serverSide.meanMs)}, p99 ≤ ${ms(r.serverSide.p99UpperMs)}` : '';
+    return `${ms(r.overall.p50)} / ${ms(r.overall.p99)} / ${ms(r.overall.max)} (${r.requests} reviews, ${denied} refused${errors ? `, ${errors} errors ❌` : ''}; ${r.newConnections ?? '?'} new connections${server})`;
+  };
+  const w = h.coldStart.writes;
+  const warm = h.warmRestart;
+  const changed = warm.objectsChanged.changed + warm.objectsChanged.created + warm.objectsChanged.deleted;
+  const rows: Array<[string, string, string]> = [
+    [
+      'namespaces (depth, fan-out); HRQs (by depth)',
+      '',
+      `${h.shape.namespaces} (${h.shape.depth}, ${h.shape.fanOut}); ${h.shape.hrqs} (${Object.entries(h.shape.hrqsByDepth)
+        .map(([d, n]) => `${d}: ${n}`)
+        .join(', ')})`,
+    ],
+    ['floor: API server writes/s (at concurrency)', '', `${f(h.floor.writesPerSecond, 0)} (${h.floor.concurrency})`],
+    [
+      'cold start with HRQs: seconds until every singleton and HRQ status is right (floor s)',
+      '',
+      `${f(h.coldStart.seconds)} (${f(h.coldStart.floorSeconds)}; caches synced at ${f(h.coldStart.cachesSyncedSeconds)})`,
+    ],
+    ['cold start ÷ floor', '', f(h.coldStart.ratioToFloor)],
+    [
+      'HRQ writes: singletons + HRQ statuses ÷ minimum',
+      '1.00',
+      `(${w.singletons} + ${w.hrqStatus}) ÷ (${w.minimum.singletons} + ${w.minimum.hrqStatus}) = ${f(w.ratio, 3)}${pass(w.ratio === 1)}`,
+    ],
+    [
+      "all of HNC's writes then (the quota system's status writes apart)",
+      '',
+      `${w.apiserver.total}: ${Object.entries(w.apiserver.byResource)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')} (quota system: ${w.quotaSystem})`,
+    ],
+    [
+      'warm restart: writes at the API server / by the manager / objects changed',
+      '0',
+      `${warm.writes.total} / ${warm.managerWrites} / ${changed}${pass(warm.writes.total === 0 && warm.managerWrites === 0 && changed === 0)}`,
+    ],
+    ['warm restart: seconds to idle', '', f(warm.seconds)],
+  ];
+  for (const r of h.webhook) rows.push([`quota webhook p50 / p99 / max ms at ${r.offered}/s (one replica, direct)`, '', lat(r)]);
+  for (const r of h.forwarding?.leader ?? []) rows.push([`… two replicas, sent to the leader, at ${r.offered}/s`, '', lat(r)]);
+  for (const r of h.forwarding?.follower ?? []) {
+    const l = h.forwarding!.leader.find((x) => x.offered === r.offered);
+    rows.push([
+      `… sent to the follower (forwarded), at ${r.offered}/s; p50 / p99 cost of forwarding`,
+      '',
+      `${lat(r)}; +${ms(r.overall.p50 - (l?.overall.p50 ?? NaN))} / +${ms(r.overall.p99 - (l?.overall.p99 ?? NaN))}`,
+    ]);
+  }
+  if (h.forwarding)
+    rows.push(['second replica start: writes', '0', `${h.forwarding.secondReplicaWrites}${pass(h.forwarding.secondReplicaWrites === 0)}`]);
+  return [
+    '## Hierarchical quotas',
+    '',
+    '| figure | target | hrq |',
+    '|---|---|---|',
+    ...rows.map(([a, b, c]) => `| ${a} | ${b} | ${c} |`),
+    '',
+  ];
 }

@@ -14,6 +14,7 @@ import { TOPOLOGIES, type TopologyName } from './topology.js';
 import { markdown, type RunReport } from './report.js';
 import { buildChild, killAllChildren } from './hnc-process.js';
 import { log } from './util.js';
+import { runHrq } from './hrq.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -46,6 +47,10 @@ const { values: flags } = parseArgs({
     'cold-only': { type: 'boolean', default: false },
     'no-webhooks': { type: 'boolean', default: false },
     'steady-seconds': { type: 'string' },
+    'hrq-size': { type: 'string' },
+    'hrq-only': { type: 'boolean', default: false },
+    'hrq-rates': { type: 'string' },
+    'hrq-seconds': { type: 'string' },
     profile: { type: 'boolean', default: false },
     out: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -80,6 +85,10 @@ const USAGE = `Usage: npm run bench -- [--quick | --size N] [--topology wide,ful
   --cold-only             per topology only the floor, the cold start, its steady state and a warm restart (e.g. to time HNC's defaults: --hnc-qps 50)
   --no-webhooks           skip the webhook phase (HNC restarted with its webhooks, their load, propagation with webhooks on)
   --steady-seconds N      the idle window for steady-state CPU (default 10; 1 with --quick)
+  --hrq-size N            namespaces of the HRQ phase, HRQs at several depths (default --size; 0: skip)
+  --hrq-only              run only the HRQ phase (no topologies)
+  --hrq-rates LIST        offered rates (reviews/s) of the quota webhook loads (default 100,500; 500 with --quick)
+  --hrq-seconds N         seconds of each quota webhook load (default 6; 1 with --quick)
   --profile               write V8 CPU profiles of the HNC processes to bench/results/profiles/ (one per process, in start order: cold start, warm restart + propagation + moves, webhooks), and a heap snapshot at steady state after the cold start
   --out DIR               where results go (default bench/results)
 `;
@@ -98,12 +107,13 @@ async function main(): Promise<void> {
   }
   const quick = flags.quick;
   const size = int('size', flags.size, quick ? 100 : 1000);
-  const topologies = (flags.topology ?? TOPOLOGIES.join(',')).split(',').map((t) => t.trim()) as TopologyName[];
+  const topologies = flags['hrq-only'] ? [] : ((flags.topology ?? TOPOLOGIES.join(',')).split(',').map((t) => t.trim()) as TopologyName[]);
+  const hrqSize = int('hrq-size', flags['hrq-size'], size);
   for (const t of topologies)
     if (!TOPOLOGIES.includes(t)) throw new Error(`unknown topology ${JSON.stringify(t)}; choose from ${TOPOLOGIES.join(', ')}`);
   const outDir = flags.out ?? join(HERE, 'results');
   const stamp = new Date().toISOString().replace(/[:]/g, '-').slice(0, 19);
-  const base = join(outDir, `${stamp}-${quick ? 'quick' : `n${size}`}`);
+  const base = join(outDir, `${stamp}-${quick ? 'quick' : `n${size}`}${flags['hrq-only'] ? '-hrq' : ''}`);
   const profileDir = flags.profile ? join(outDir, 'profiles', `${stamp}-${quick ? 'quick' : `n${size}`}`) : undefined;
   const opts: ScenarioOptions = {
     size,
@@ -162,6 +172,7 @@ async function main(): Promise<void> {
       versions: {},
       options: {
         topologies,
+        hrqSize,
         ...opts,
         webhooksFor: flags['no-webhooks'] ? 'none' : quick ? `${topologies[topologies.length - 1]} only` : 'all',
         profileDir: undefined,
@@ -220,6 +231,35 @@ async function main(): Promise<void> {
       if (!shared) await stopPlane(t);
     }
     report.run.finishedAt = new Date().toISOString();
+    save();
+  }
+  if (hrqSize > 0 && !interrupted) {
+    try {
+      if (!plane) {
+        log('starting a control plane for the HRQ phase');
+        plane = await Plane.start(opts);
+      }
+      report.hrq = await runHrq(plane, {
+        size: hrqSize,
+        rates: (flags['hrq-rates'] ?? (quick ? '500' : '100,500'))
+          .split(',')
+          .map((x) => int('hrq-rates', x.trim(), 0))
+          .filter((x) => x > 0),
+        seconds: int('hrq-seconds', flags['hrq-seconds'], quick ? 1 : 6),
+        replicas: true,
+        quietMs: opts.quietMs,
+        timeoutMs: opts.coldTimeoutMs,
+        setupConcurrency: opts.setupConcurrency,
+        hncQps: opts.hncQps,
+        hncWorkers: opts.hncWorkers,
+        hncObjectWorkers: opts.hncObjectWorkers,
+      });
+      report.run.versions = { kubernetes: plane.version, binaries: plane.cp.binaries.source.split('/').pop() ?? plane.cp.binaries.source };
+    } catch (err) {
+      log(`hrq failed: ${(err as Error).stack ?? String(err)}`);
+      report.errors.push({ topology: 'hrq', error: (err as Error).stack ?? String(err) });
+    }
+    if (!shared) await stopPlane('hrq');
     save();
   }
   const left = await stopPlane('shared');

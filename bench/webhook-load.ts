@@ -16,6 +16,7 @@ const PATHS = {
   namespaces: '/validate-v1-namespace',
   hierarchy: '/validate-hnc-x-k8s-io-v1alpha2-hierarchyconfigurations',
   objects: '/validate-objects',
+  resourceQuotaStatus: '/validate-hnc-x-k8s-io-v1alpha2-resourcequotasstatus',
 } as const;
 
 export interface LoadTargets {
@@ -157,7 +158,7 @@ const USER = { username: 'bench-user', groups: ['system:authenticated'] };
 const gvk = (group: string, version: string, kind: string) => ({ group, version, kind });
 const gvr = (group: string, version: string, resource: string) => ({ group, version, resource });
 
-type Review = { path: string; name: string; body: string };
+export type Review = { path: string; name: string; body: string };
 
 function review(path: string, name: string, request: Record<string, unknown>): Review {
   return {
@@ -273,6 +274,37 @@ function reviews(t: LoadTargets, i: number, labelsOf: (ns: string) => Record<str
   }
 }
 
+/**
+ * The API server's raise of a namespace's HRQ singleton usage (what its quota system sends the
+ * `resourcesquotasstatus` webhook before admitting a Service or a Pod): `services` from k-1 to k and
+ * `requests.cpu` by 100m, k cycling 1..3 over namespaces spread across the tree, so that each is
+ * judged against every HRQ above it (subtree sums) and those under a 2-Service HRQ are refused at 3.
+ * Dry-run reviews: the decision is the same, but no reservation is held, so the quota state does
+ * not drift from one load to the next (a real raise also records one: a map entry and a timer).
+ */
+export function quotaStatusReview(namespaces: readonly string[], i: number): Review {
+  const ns = namespaces[(i * 7919) % namespaces.length]!;
+  const k = 1 + (i % 3);
+  const rq = (n: number) => ({
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'hrq.hnc.x-k8s.io', namespace: ns, resourceVersion: '1' },
+    status: { used: { services: String(n), 'requests.cpu': `${100 * n}m` } },
+  });
+  return review(PATHS.resourceQuotaStatus, `ResourceQuota status raise to services=${k}`, {
+    kind: gvk('', 'v1', 'ResourceQuota'),
+    resource: gvr('', 'v1', 'resourcequotas'),
+    subResource: 'status',
+    namespace: ns,
+    name: 'hrq.hnc.x-k8s.io',
+    operation: 'UPDATE',
+    userInfo: { username: 'system:apiserver', groups: ['system:masters'] },
+    dryRun: true,
+    object: rq(k),
+    oldObject: rq(k - 1),
+  });
+}
+
 /** The parent a namespace's tree labels imply (the ancestor at depth 1). */
 function labelsParent(labels: Record<string, string>, _ns: string): string | undefined {
   for (const [k, v] of Object.entries(labels))
@@ -281,7 +313,14 @@ function labelsParent(labels: Record<string, string>, _ns: string): string | und
 }
 
 /** A client for HNC's webhook server on 127.0.0.1:`port`, trusting HNC's own CA. */
-export function directClient(port: number, caPem: string, targets: LoadTargets, labelsOf: (ns: string) => Record<string, string>) {
+export function directClient(
+  port: number,
+  caPem: string,
+  targets: LoadTargets,
+  labelsOf: (ns: string) => Record<string, string>,
+  /** Another mix than HNC's usual one (e.g. quotaStatusReview). */
+  generate?: (i: number) => Review,
+) {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 256, ca: caPem });
   // Time until the request had a connection to go out on (a free keep-alive socket, or a new one
   // connected and TLS-ready): what the client itself added before the server could see it.
@@ -323,7 +362,7 @@ export function directClient(port: number, caPem: string, targets: LoadTargets, 
       req.end(r.body);
     });
   const send = async (i: number): Promise<Sample> => {
-    const r = reviews(targets, i, labelsOf);
+    const r = generate ? generate(i) : reviews(targets, i, labelsOf);
     const at = epochNow();
     const t = performance.now();
     try {
