@@ -19,6 +19,24 @@ interface Writes {
   minimum: { namespaces: number; hierarchyconfigurations: number; copies: Record<string, number>; total: number };
 }
 
+interface HrqReport {
+  coldStart: {
+    writes: {
+      apiserver: { total: number; byResource: Record<string, number> };
+      singletons: number;
+      hrqStatus: number;
+      minimum: { singletons: number; hrqStatus: number; total: number };
+    };
+  };
+  warmRestart: { writes: { total: number }; managerWrites: number; objectsChanged: { changed: number; created: number; deleted: number } };
+  webhook: Array<{ requests: number; byRequest: Record<string, { errors: number }> }>;
+  forwarding?: {
+    leader: unknown[];
+    follower: Array<{ requests: number; byRequest: Record<string, { errors: number }> }>;
+    secondReplicaWrites: number;
+  };
+}
+
 interface Result {
   topology: string;
   coldStart: { writes: Writes; verified: { ok: boolean; copiesMissing: number; copiesUnexpected: number } };
@@ -28,20 +46,20 @@ interface Result {
 }
 
 describe('npm run bench -- --quick', () => {
-  it('runs end to end and shows minimal writes and a write-free restart', { timeout: 300_000 }, async () => {
+  it('runs end to end and shows minimal writes and a write-free restart, for propagation and HRQs', { timeout: 480_000 }, async () => {
     await promisify(execFile)(
       process.execPath,
       ['--import', 'tsx', join(root, 'bench', 'run.ts'), '--quick', '--topology', 'org', '--out', out],
       {
         cwd: root,
         maxBuffer: 32 * 1024 * 1024,
-        timeout: 280_000,
+        timeout: 460_000,
       },
     );
     const json = readdirSync(out).find((f) => f.endsWith('.json'));
     expect(json).toBeDefined();
     expect(readdirSync(out)).toContain(json!.replace(/\.json$/, '.md'));
-    const report = JSON.parse(readFileSync(join(out, json!), 'utf8')) as { errors: unknown[]; results: Result[] };
+    const report = JSON.parse(readFileSync(join(out, json!), 'utf8')) as { errors: unknown[]; results: Result[]; hrq?: HrqReport };
     expect(report.errors).toEqual([]);
     const [org] = report.results;
     expect(org?.topology).toBe('org');
@@ -64,5 +82,30 @@ describe('npm run bench -- --quick', () => {
     expect(r.propagation.descendants).toBeGreaterThan(50);
     expect(r.propagation.writes.apiserver.total).toBe(r.propagation.writes.minimum.total);
     expect(r.move.writes.apiserver.total).toBe(r.move.writes.minimum.total);
+
+    // The HRQ phase: one singleton per namespace under an HRQ and one status per HRQ, nothing
+    // twice; beyond them only the two webhook configurations gain the HRQ webhooks. A restart
+    // writes nothing, and so does a second replica joining.
+    const hrq = report.hrq!;
+    expect(hrq).toBeDefined();
+    const w = hrq.coldStart.writes;
+    expect(w.minimum.singletons).toBeGreaterThan(50);
+    expect(w.singletons).toBe(w.minimum.singletons);
+    expect(w.hrqStatus).toBe(w.minimum.hrqStatus);
+    expect(w.apiserver.byResource).toEqual({
+      resourcequotas: w.minimum.singletons,
+      hierarchicalresourcequotas: w.minimum.hrqStatus,
+      validatingwebhookconfigurations: 1,
+      mutatingwebhookconfigurations: 1,
+    });
+    expect(hrq.warmRestart.writes.total).toBe(0);
+    expect(hrq.warmRestart.managerWrites).toBe(0);
+    expect(hrq.warmRestart.objectsChanged).toEqual({ changed: 0, created: 0, deleted: 0 });
+    expect(hrq.forwarding?.secondReplicaWrites).toBe(0);
+    // Every review of the quota webhook was answered (allowed or refused), directly and forwarded.
+    for (const run of [...hrq.webhook, ...(hrq.forwarding?.follower ?? [])]) {
+      expect(run.requests).toBeGreaterThan(0);
+      expect(Object.values(run.byRequest).reduce((n, x) => n + x.errors, 0)).toBe(0);
+    }
   });
 });
