@@ -14,7 +14,7 @@
 import { PropagationMode, RBAC_GROUP } from '../api/constants.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
 import { inheritedFrom, type PropagatableObject } from '../propagation/copy.js';
-import { planNamespace, SourceSet, type PropagationOptions, type PropagationType } from '../propagation/decide.js';
+import { planNamespace, SourceSet, type NamespacePlan, type PropagationOptions, type PropagationType } from '../propagation/decide.js';
 
 export type SubjectKind = 'User' | 'Group' | 'ServiceAccount';
 
@@ -277,20 +277,27 @@ export function expectedObjects<T extends PropagatableObject>(
   const out = new Map<string, T[]>();
   for (const ns of namespaces) {
     const existing = byNs.get(ns) ?? [];
-    const plan = planNamespace(ctx, ns, existing);
-    const replaced = new Map<string, T | undefined>();
-    for (const d of plan.delete) replaced.set(d.name, undefined);
-    for (const u of plan.update) replaced.set(u.name, u.object as T);
-    const result: T[] = [];
-    for (const o of existing) {
-      const name = o.metadata?.name ?? '';
-      if (!replaced.has(name)) result.push(o);
-      else if (replaced.get(name) !== undefined) result.push(replaced.get(name)!);
-    }
-    for (const c of plan.create) result.push(c.object as T);
-    out.set(ns, result);
+    out.set(ns, applyPlan(existing, planNamespace(ctx, ns, existing)));
   }
   return out;
+}
+
+/**
+ * What a namespace holds once its plan is carried out: `existing` with the planned copies
+ * created, updated (a recreate too) and deleted; user objects, conflicts included, stay.
+ */
+export function applyPlan<T extends PropagatableObject>(existing: readonly T[], plan: NamespacePlan): T[] {
+  const replaced = new Map<string, T | undefined>();
+  for (const d of plan.delete) replaced.set(d.name, undefined);
+  for (const u of plan.update) replaced.set(u.name, u.object as T);
+  const result: T[] = [];
+  for (const o of existing) {
+    const name = o.metadata?.name ?? '';
+    if (!replaced.has(name)) result.push(o);
+    else if (replaced.get(name) !== undefined) result.push(replaced.get(name)!);
+  }
+  for (const c of plan.create) result.push(c.object as T);
+  return result;
 }
 
 export interface ExpectedGrantsOptions extends ExpectedOptions {

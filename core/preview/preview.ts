@@ -2,7 +2,7 @@
 // computed from the objects as they are, with the controller's own decisions: the Hierarchy model
 // for tree labels and halts (core/hierarchy), `planNamespace` for copies (core/propagation).
 // Pure: the plugin reads the cluster and renders the answer.
-import { diffAccess, expectedGrants, type AccessChange, type RoleBindingObject, type RoleCatalog } from '../access/access.js';
+import { applyPlan, diffAccess, grantsOf, type AccessChange, type RoleBindingObject } from '../access/access.js';
 import { RBAC_GROUP, treeLabelNamespace } from '../api/constants.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
 import { inheritedFrom, type PropagatableObject } from '../propagation/copy.js';
@@ -136,17 +136,33 @@ export function previewModels(snapshot: HierarchySnapshot, change: HierarchyChan
   const before = hierarchyModel(snapshot);
   const after = hierarchyModel(snapshot);
   const { created, deleted } = applyChange(after, change);
-  return { before, after, created, deleted, affected: affectedNamespaces(before, after) };
+  return { before, after, created, deleted, affected: affectedNamespaces(before, after, candidates(before, after, change)) };
+}
+
+/**
+ * The namespaces a change can affect at all: the subtree of the namespace it changes, in either
+ * model (a move, a cycle, a halt all stay within it); for a deletion, the subtrees of the deleted
+ * namespaces. Everything else keeps its ancestry, so nothing else need be compared.
+ */
+function candidates(before: Hierarchy, after: Hierarchy, change: HierarchyChange): Set<string> {
+  const root = change.op === 'set-parent' ? change.namespace : change.child;
+  const out = new Set<string>([root]);
+  for (const h of [before, after]) if (h.forest.has(root)) for (const d of h.forest.descendants(root)) out.add(d);
+  return out;
 }
 
 const sortStrings = (xs: Iterable<string>): string[] => [...xs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
 /**
- * The namespaces in either model whose ancestry, halted state or labels (tree and managed, as the
- * hierarchy reconciler would write them) differ, or that exist in one model only.
+ * The namespaces (of `names`, by default all) in either model whose ancestry, halted state or labels
+ * (tree and managed, as the hierarchy reconciler would write them) differ, or that exist in one
+ * model only.
  */
-export function affectedNamespaces(before: Hierarchy, after: Hierarchy): string[] {
-  const names = new Set([...before.namespaceNames(), ...after.namespaceNames()]);
+export function affectedNamespaces(
+  before: Hierarchy,
+  after: Hierarchy,
+  names: Iterable<string> = new Set([...before.namespaceNames(), ...after.namespaceNames()]),
+): string[] {
   const out: string[] = [];
   for (const ns of names) {
     const b = before.namespace(ns);
@@ -243,6 +259,53 @@ export function networkPolicyChanges(models: PreviewModels, policies: readonly N
 
 // ---- copies ---------------------------------------------------------------------------------------
 
+/** One type's objects by namespace, and each affected namespace's plan in either model, made once. */
+export interface TypePlans {
+  readonly type: TypeObjects['type'];
+  readonly byNamespace: ReadonlyMap<string, PropagatableObject[]>;
+  /** The namespace's plan in a model; undefined where the namespace does not exist in it. */
+  plan(model: 'before' | 'after', ns: string): NamespacePlan | undefined;
+}
+
+export function typePlans(models: PreviewModels, { type, objects }: TypeObjects, options?: PropagationOptions): TypePlans {
+  const gone = new Set(models.deleted);
+  const byNamespace = new Map<string, PropagatableObject[]>();
+  for (const o of objects) {
+    const ns = o.metadata?.namespace;
+    if (ns === undefined) continue;
+    let list = byNamespace.get(ns);
+    if (!list) byNamespace.set(ns, (list = []));
+    list.push(o);
+  }
+  const sources = (skip: ReadonlySet<string>) =>
+    new SourceSet(
+      objects
+        .filter((o) => o.metadata?.namespace !== undefined && o.metadata.name !== undefined && !skip.has(o.metadata.namespace))
+        .map((o) => ({ namespace: o.metadata!.namespace!, name: o.metadata!.name!, object: o })),
+    );
+  let contexts: { before: PropagationContext; after: PropagationContext } | undefined;
+  const cache = new Map<string, NamespacePlan | undefined>();
+  return {
+    type,
+    byNamespace,
+    plan(model, ns) {
+      const key = `${model}\0${ns}`;
+      if (cache.has(key)) return cache.get(key);
+      const h = models[model];
+      let plan: NamespacePlan | undefined;
+      if (h.namespace(ns) && !(model === 'after' && gone.has(ns))) {
+        contexts ??= {
+          before: { hierarchy: models.before, type, sources: sources(new Set()), ...(options && { options }) },
+          after: { hierarchy: models.after, type, sources: sources(gone), ...(options && { options }) },
+        };
+        plan = planNamespace(contexts[model], ns, byNamespace.get(ns) ?? []);
+      }
+      cache.set(key, plan);
+      return plan;
+    },
+  };
+}
+
 /**
  * The copies the controller would create, update and delete because of the change, and the user
  * objects that would block a copy: each affected namespace planned by `planNamespace` in the model
@@ -250,32 +313,11 @@ export function networkPolicyChanges(models: PreviewModels, policies: readonly N
  * change already calls for (work the controller has pending anyway). Copies in deleted namespaces
  * go with them.
  */
-export function copyChanges(models: PreviewModels, types: readonly TypeObjects[], options?: PropagationOptions): CopyChanges {
+export function copyChanges(models: PreviewModels, plans: readonly TypePlans[]): CopyChanges {
   const out: CopyChanges = { create: [], update: [], delete: [], conflicts: [] };
   const gone = new Set(models.deleted);
-  for (const { type, objects } of types) {
-    const byNamespace = new Map<string, PropagatableObject[]>();
-    for (const o of objects) {
-      const ns = o.metadata?.namespace;
-      if (ns === undefined) continue;
-      let list = byNamespace.get(ns);
-      if (!list) byNamespace.set(ns, (list = []));
-      list.push(o);
-    }
-    const sources = (skip: ReadonlySet<string>) =>
-      new SourceSet(
-        objects
-          .filter((o) => o.metadata?.namespace !== undefined && o.metadata.name !== undefined && !skip.has(o.metadata.namespace))
-          .map((o) => ({ namespace: o.metadata!.namespace!, name: o.metadata!.name!, object: o })),
-      );
-    const ctx = (hierarchy: Hierarchy, skip: ReadonlySet<string>): PropagationContext => ({
-      hierarchy,
-      type,
-      sources: sources(skip),
-      ...(options && { options }),
-    });
-    const before = ctx(models.before, new Set());
-    const after = ctx(models.after, gone);
+  for (const p of plans) {
+    const { type } = p;
     const entry = (ns: string, name: string, source: string) => ({
       group: type.group,
       kind: type.kind,
@@ -285,18 +327,16 @@ export function copyChanges(models: PreviewModels, types: readonly TypeObjects[]
       source,
     });
     for (const ns of models.affected) {
-      const existing = byNamespace.get(ns) ?? [];
       if (gone.has(ns)) {
-        for (const o of existing) {
+        for (const o of p.byNamespace.get(ns) ?? []) {
           const from = inheritedFrom(o);
           if (from !== undefined) out.delete.push({ ...entry(ns, o.metadata?.name ?? '', from), reason: 'namespace-deleted' });
         }
         continue;
       }
-      if (!models.after.namespace(ns)) continue;
-      const planned = planNamespace(after, ns, existing);
-      const pending = models.before.namespace(ns) ? planNamespace(before, ns, existing) : undefined;
-      const already = pendingKeys(pending);
+      const planned = p.plan('after', ns);
+      if (!planned) continue;
+      const already = pendingKeys(p.plan('before', ns));
       for (const c of planned.create) if (!already.has(`create/${c.name}/${c.source}`)) out.create.push(entry(ns, c.name, c.source));
       for (const u of planned.update)
         if (!already.has(`update/${u.name}/${u.source}`)) out.update.push({ ...entry(ns, u.name, u.source), recreate: u.recreate });
@@ -334,41 +374,39 @@ export function newlyHalted(models: PreviewModels): HaltedNamespace[] {
 }
 
 /**
- * Who gains and loses which role where: the grants the affected namespaces would hold once the
- * controller has acted, in the model before and after the change (so pending work is not put down
- * to it). A deleted namespace holds nothing after.
+ * Who gains and loses which role where (core/access): the grants of the RoleBindings the affected
+ * namespaces would hold once their plans are carried out, in the model before and after the
+ * change (so pending work is not put down to it). A deleted namespace holds nothing after.
  */
-export function accessChanges(
-  models: PreviewModels,
-  types: readonly TypeObjects[],
-  clusterRoles?: readonly string[],
-  options?: PropagationOptions,
-): AccessChange[] {
-  const ofKind = (kind: string) => types.find((t) => t.type.group === RBAC_GROUP && t.type.kind === kind)?.objects ?? [];
-  const bindings = ofKind('RoleBinding') as readonly RoleBindingObject[];
+export function accessChanges(models: PreviewModels, plans: readonly TypePlans[], clusterRoles?: readonly string[]): AccessChange[] {
+  const ofKind = (kind: string) => plans.find((p) => p.type.group === RBAC_GROUP && p.type.kind === kind);
+  const bindings = ofKind('RoleBinding');
+  if (!bindings) return [];
   const roles = ofKind('Role');
-  const gone = new Set(models.deleted);
-  const alive = <T extends { metadata?: { namespace?: string } }>(xs: readonly T[]) =>
-    xs.filter((o) => !gone.has(o.metadata?.namespace ?? ''));
-  const catalog = (rs: readonly PropagatableObject[]): RoleCatalog => ({ roles: rs, ...(clusterRoles && { clusterRoles }) });
-  const before = expectedGrants(
-    models.before,
-    bindings,
-    models.affected.filter((ns) => models.before.namespace(ns)),
-    { roles: catalog(roles), ...(options && { propagation: options }) },
-  );
-  const after = expectedGrants(
-    models.after,
-    alive(bindings),
-    models.affected.filter((ns) => models.after.namespace(ns)),
-    { roles: catalog(alive(roles)), ...(options && { propagation: options }) },
-  );
-  return diffAccess(before, after);
+  const held = (p: TypePlans, model: 'before' | 'after'): PropagatableObject[] =>
+    models.affected.flatMap((ns) => {
+      const plan = p.plan(model, ns);
+      return plan ? applyPlan(p.byNamespace.get(ns) ?? [], plan) : [];
+    });
+  const grants = (model: 'before' | 'after') =>
+    grantsOf(held(bindings, model) as RoleBindingObject[], {
+      roles: { ...(roles && { roles: held(roles, model) }), ...(clusterRoles && { clusterRoles }) },
+    });
+  return diffAccess(grants('before'), grants('after'));
 }
 
-/** Everything a preview shows but admission and access (the plugin asks the server; core/access answers access). */
+/**
+ * Each object as a frozen shallow copy: propagation prepares a source once for all its copies, and
+ * remembers which copies are current, only for objects that cannot change (as the watch caches
+ * hold them). A preview plans every affected namespace several times; this keeps that cheap.
+ */
+const frozen = (types: readonly TypeObjects[]): TypeObjects[] =>
+  types.map((t) => ({ type: t.type, objects: t.objects.map((o) => (Object.isFrozen(o) ? o : Object.freeze({ ...o }))) }));
+
+/** Everything a preview shows but admission (the plugin asks the server for that). */
 export function previewChange(input: PreviewInput, change: HierarchyChange): Preview & { models: PreviewModels } {
   const models = previewModels(input, change);
+  const plans = frozen(input.types).map((t) => typePlans(models, t, input.options));
   return {
     change,
     createdNamespaces: models.created,
@@ -376,9 +414,9 @@ export function previewChange(input: PreviewInput, change: HierarchyChange): Pre
     affectedNamespaces: models.affected,
     labels: treeLabelChanges(models),
     networkPolicies: networkPolicyChanges(models, input.networkPolicies),
-    copies: copyChanges(models, input.types, input.options),
+    copies: copyChanges(models, plans),
     halted: newlyHalted(models),
-    access: accessChanges(models, input.types, input.clusterRoles, input.options),
+    access: accessChanges(models, plans, input.clusterRoles),
     models,
   };
 }
