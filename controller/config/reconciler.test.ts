@@ -38,7 +38,7 @@ function setup(opts: { configs?: HNCConfiguration[]; crds?: CrdObject[]; leader?
   const writes = new RecordingWrites();
   const synced: string[][] = [];
   const counts = new Map<string, TypeCounts>();
-  const state = { idle: true };
+  const state = { idle: true, settleInMs: 0 };
   const reconciler = new ConfigReconciler({
     configs,
     crds: storeOf(opts.crds ?? []),
@@ -54,6 +54,7 @@ function setup(opts: { configs?: HNCConfiguration[]; crds?: CrdObject[]; leader?
       },
       counts: (t) => counts.get(t.resource) ?? { propagated: 0, sources: 0 },
       idle: () => state.idle,
+      countsSettleInMs: () => state.settleInMs,
     },
     missingAccess: () => Promise.resolve(opts.missing ?? []),
   });
@@ -116,7 +117,12 @@ describe('ConfigReconciler', () => {
     t.state.idle = false;
     expect(await t.reconciler.reconcile()).toEqual({ requeueAfter: 1000 });
     expect(t.writes.writes).toEqual([]);
+    // Idle, but the counts changed less than a second ago: not settled yet.
     t.state.idle = true;
+    t.state.settleInMs = 250;
+    expect(await t.reconciler.reconcile()).toEqual({ requeueAfter: 250 });
+    expect(t.writes.writes).toEqual([]);
+    t.state.settleInMs = 0;
     await t.reconciler.reconcile();
     expect(t.writes.lines()).toEqual([`update ${CONFIG}/${Singleton.config}`]);
     expect((t.writes.writes[0]!.body as HNCConfiguration).status?.resources).toContainEqual({

@@ -60,6 +60,8 @@ export interface PropagatedTypes {
   counts(type: ConfiguredType): TypeCounts;
   /** True when no propagator has work queued or running. */
   idle(): boolean;
+  /** Milliseconds until the counts will have been still for STATUS_DELAY_MS (0: settled). */
+  countsSettleInMs(): number;
 }
 
 export interface ConfigReconcilerDeps {
@@ -131,6 +133,10 @@ export class ConfigReconciler {
     // counts that are still being recomputed).
     const countsOnly = jsonEqual(withoutCounts(status), withoutCounts(config.status ?? {}));
     if (countsOnly && !this.deps.types.idle()) return { requeueAfter: STATUS_DELAY_MS };
+    // Idle is not settled: between a propagation and the next change (a source created, then
+    // deleted) the queues may be empty for a moment; counts written then would be written back.
+    const settle = countsOnly ? this.deps.types.countsSettleInMs() : 0;
+    if (settle > 0) return { requeueAfter: settle };
     if (this.expectations.stale(KEY, config.metadata.resourceVersion)) return recheck;
     try {
       await this.deps.writes.replace(hncConfigurationPath(KEY), { ...config, status });
@@ -147,6 +153,8 @@ export class ConfigController {
   private readonly queue = new WorkQueue({ name: 'hncconfiguration', itemBackoff: { initialMs: 100, maxMs: 30_000 } });
   private readonly discovery: Discovery;
   readonly propagators = new Map<string, TypePropagator>();
+  /** When a propagator's count of copies in place last changed (performance.now()). */
+  private lastCountChange = -Infinity;
   private readonly typeListeners = new Set<(types: ConfiguredType[]) => void>();
   private lastTypes: ConfiguredType[] | undefined;
   private timer?: ReturnType<typeof setInterval>;
@@ -185,6 +193,7 @@ export class ConfigController {
           return { propagated: p?.numPropagated ?? 0, sources: p?.numSources ?? 0 };
         },
         idle: () => [...this.propagators.values()].every((p) => p.isIdle()),
+        countsSettleInMs: () => Math.max(0, Math.ceil(this.lastCountChange + STATUS_DELAY_MS - performance.now())),
       },
       missingAccess: (types) => this.missingAccess(types),
     });
@@ -316,7 +325,10 @@ export class ConfigController {
       const p = new TypePropagator(t, {
         ...this.deps,
         log: this.deps.log.child({ type: key }),
-        onCounts: () => this.queue.addAfter(KEY, STATUS_DELAY_MS),
+        onCounts: () => {
+          this.lastCountChange = performance.now();
+          this.queue.addAfter(KEY, STATUS_DELAY_MS);
+        },
       });
       this.propagators.set(key, p);
       await p.start();
