@@ -117,7 +117,7 @@ describe('ConfigReconciler', () => {
     t.state.idle = false;
     expect(await t.reconciler.reconcile()).toEqual({ requeueAfter: 1000 });
     expect(t.writes.writes).toEqual([]);
-    // Idle, but the counts changed less than a second ago: not settled yet.
+    // Idle, but the counts changed a moment ago: not settled yet.
     t.state.idle = true;
     t.state.settleInMs = 250;
     expect(await t.reconciler.reconcile()).toEqual({ requeueAfter: 250 });

@@ -31,6 +31,12 @@ import { missingAccessCondition, PROPAGATION_VERBS, type MissingAccess } from '.
 const KEY = Singleton.config;
 /** Coalesces status updates (counts, namespace condition summaries) into one write. */
 const STATUS_DELAY_MS = 1000;
+/**
+ * Counts are written once they have not changed for this long: longer than the moment between a
+ * propagation's last write and the next change (a trial's delete comes within milliseconds), short
+ * enough to keep the write within STATUS_DELAY_MS of the propagation's end.
+ */
+const COUNTS_STILL_MS = 250;
 /** Types that did not resolve (a CRD not installed yet) are retried this often. */
 const RESYNC_MS = 30_000;
 /** While the manager may not access a configured kind, its access is checked again this often. */
@@ -60,7 +66,7 @@ export interface PropagatedTypes {
   counts(type: ConfiguredType): TypeCounts;
   /** True when no propagator has work queued or running. */
   idle(): boolean;
-  /** Milliseconds until the counts will have been still for STATUS_DELAY_MS (0: settled). */
+  /** Milliseconds until the counts will have been still for COUNTS_STILL_MS (0: settled). */
   countsSettleInMs(): number;
 }
 
@@ -135,6 +141,7 @@ export class ConfigReconciler {
     if (countsOnly && !this.deps.types.idle()) return { requeueAfter: STATUS_DELAY_MS };
     // Idle is not settled: between a propagation and the next change (a source created, then
     // deleted) the queues may be empty for a moment; counts written then would be written back.
+    // Usually the count's last change is long past (this runs STATUS_DELAY_MS after its first).
     const settle = countsOnly ? this.deps.types.countsSettleInMs() : 0;
     if (settle > 0) return { requeueAfter: settle };
     if (this.expectations.stale(KEY, config.metadata.resourceVersion)) return recheck;
@@ -193,7 +200,7 @@ export class ConfigController {
           return { propagated: p?.numPropagated ?? 0, sources: p?.numSources ?? 0 };
         },
         idle: () => [...this.propagators.values()].every((p) => p.isIdle()),
-        countsSettleInMs: () => Math.max(0, Math.ceil(this.lastCountChange + STATUS_DELAY_MS - performance.now())),
+        countsSettleInMs: () => Math.max(0, Math.ceil(this.lastCountChange + COUNTS_STILL_MS - performance.now())),
       },
       missingAccess: (types) => this.missingAccess(types),
     });
