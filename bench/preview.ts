@@ -84,12 +84,15 @@ try {
     ancestry(name).forEach((a, depth) => (labels[treeLabel(a)] = String(depth)));
     await admin.create('/api/v1/namespaces', { metadata: { name, labels } });
     const parent = parents.get(name);
-    if (parent)
+    const children = [...parents].filter(([, p]) => p === name).map(([c]) => c);
+    // With its status as the controller writes it: a user who may not list namespaces walks down by status.children.
+    if (parent || children.length)
       await admin.create(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${name}/hierarchyconfigurations`, {
         apiVersion: API_VERSION,
         kind: 'HierarchyConfiguration',
         metadata: { name: 'hierarchy', namespace: name },
-        spec: { parent },
+        spec: parent ? { parent } : {},
+        status: { children },
       });
   });
 
@@ -126,12 +129,16 @@ try {
 
   const env = { ...process.env, KUBECONFIG: cp.kubeconfigPath, NO_COLOR: '1', HOME: cp.stateDir };
   const move = ['set', 'sub', '--parent', 'team-b', '--dry-run'];
+  const timed = (name: string, r: { ms: number; stdout: string }) => {
+    log(`${name}: ${r.ms} ms`);
+    return r;
+  };
   const results = {
-    start: time(['--help'], env),
-    previewText: time(move, env),
-    previewJson: time([...move, '-o', 'json'], env),
-    previewClient: time(['set', 'sub', '--parent', 'team-b', '--dry-run=client'], env),
-    previewLead: time([...move, '-o', 'json'], { ...env, KUBECONFIG: leadKubeconfig }),
+    start: timed('start', time(['--help'], env)),
+    previewText: timed('previewText', time(move, env)),
+    previewJson: timed('previewJson', time([...move, '-o', 'json'], env)),
+    previewClient: timed('previewClient', time(['set', 'sub', '--parent', 'team-b', '--dry-run=client'], env)),
+    previewLead: timed('previewLead', time([...move, '-o', 'json'], { ...env, KUBECONFIG: leadKubeconfig })),
   };
   const counts: Record<string, unknown> = {};
   for (const key of ['previewJson', 'previewLead'] as const) {
