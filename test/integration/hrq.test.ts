@@ -253,6 +253,76 @@ describe('the HRQ controller', () => {
     await eventuallyEqual(async () => (await hrqStatus(root, 'team'))?.requestsSummary, 'secrets: 0/1, services: 2/2', 'summary');
   });
 
+  it('shows usage against limits in kubectl hns describe and tree --quota, as admin and as a namespace admin', async () => {
+    const root = await cluster.namespace('quota-root');
+    const mid = await cluster.namespace('quota-mid');
+    const leaf = await cluster.namespace('quota-leaf');
+    const other = await cluster.namespace('quota-other');
+    await setParent(cluster.admin, mid, root);
+    await setParent(cluster.admin, leaf, mid);
+    await setParent(cluster.admin, other, root);
+    await makeHrq(root, 'org', { services: '5', secrets: '4' });
+    await makeHrq(mid, 'team', { services: '3' });
+    for (const ns of [root, mid, leaf, other]) await waitCounted(ns);
+    await service(leaf, 'a');
+    await service(leaf, 'b');
+    await service(mid, 'c');
+    await service(other, 'd');
+    await eventuallyEqual(async () => (await hrqStatus(root, 'org'))?.requestsSummary, 'secrets: 0/4, services: 4/5', 'the root HRQ');
+    await eventuallyEqual(async () => (await hrqStatus(mid, 'team'))?.requestsSummary, 'services: 3/3', 'the middle HRQ');
+    await eventuallyEqual(async () => (await cluster.admin.get<Rq>(singletonOf(leaf))).status?.used?.services, '2', 'the leaf counted');
+    await eventuallyEqual(async () => (await cluster.admin.get<Rq>(singletonOf(other))).status?.used?.services, '1', 'the other counted');
+    const legend =
+      '\n[name: resource used/hard] is a HierarchicalResourceQuota in that namespace (usage of its whole subtree);\n' +
+      '(resource used) is the usage of a subtree without one, for the resources limited above it\n';
+
+    // As admin: every HRQ above, and each subtree's usage.
+    const described = await kubectl(cluster.kubeconfigPath, ['hns', 'describe', leaf]);
+    expect(described).toMatchObject({ code: 0, stderr: '' });
+    expect(described.stdout).toContain(
+      `\nHierarchical resource quotas (used in the subtree / limit):\n  None in ${leaf}\n  Above ${leaf}:\n` +
+        `  - ${mid}/team: services: 3/3\n  - ${root}/org: secrets: 0/4, services: 4/5\n  Used in ${leaf} itself: secrets: 0, services: 2\n\n`,
+    );
+    expect((await kubectl(cluster.kubeconfigPath, ['hns', 'describe', root])).stdout).toContain(
+      `\nHierarchical resource quotas (used in the subtree / limit):\n  In ${root}:\n  - org: secrets: 0/4, services: 4/5\n` +
+        `  Used in ${root} itself: secrets: 0, services: 0\n\n`,
+    );
+    expect(await kubectl(cluster.kubeconfigPath, ['hns', 'tree', root, '--quota'])).toEqual({
+      code: 0,
+      stdout:
+        `${root} [org: secrets 0/4, services 4/5]\n├── ${mid} [team: services 3/3]\n│   └── ${leaf} (secrets 0, services 2)\n` +
+        `└── ${other} (secrets 0, services 1)\n${legend}`,
+      stderr: '',
+    });
+    // HNC's describe is unchanged where no HRQ applies.
+    const plain = await cluster.namespace('quota-none');
+    expect((await kubectl(cluster.kubeconfigPath, ['hns', 'describe', plain])).stdout).not.toContain('Hierarchical resource quotas');
+    expect((await kubectl(cluster.kubeconfigPath, ['hns', 'tree', root, '--quota', '-o', 'json'])).stderr).toBe(
+      'Error: --quota is shown in the text output only, not with -o json\n',
+    );
+
+    // As the admin of the leaf only: the HRQs above are not readable, so they are notes, and the
+    // singleton still says which limits apply and what the namespace uses.
+    const user = await cluster.user('quota-leaf-admin');
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${leaf}/rolebindings`, {
+      metadata: { name: 'leaf-admin' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user.name }],
+    });
+    const theirs = await kubectl(user.kubeconfigPath, ['hns', 'describe', leaf]);
+    expect(theirs).toMatchObject({ code: 0, stderr: '' });
+    expect(theirs.stdout).toContain(
+      `\nHierarchical resource quotas (used in the subtree / limit):\n  None in ${leaf}\n` +
+        `  Strictest limits over ${leaf}: secrets: 4, services: 3\n  Used in ${leaf} itself: secrets: 0, services: 2\n` +
+        `  (no permission to list the HierarchicalResourceQuotas in ${mid})\n  (no permission to list the HierarchicalResourceQuotas in ${root})\n\n`,
+    );
+    expect(await kubectl(user.kubeconfigPath, ['hns', 'tree', leaf, '--quota'])).toEqual({
+      code: 0,
+      stdout: `${leaf} (secrets 0, services 2)\n${legend}`,
+      stderr: '',
+    });
+  });
+
   it('counts Pod objects’ cpu and memory requests (no kubelet needed), and refuses the one that does not fit', async () => {
     const root = await cluster.namespace('pods-root');
     const child = await cluster.namespace('pods-child');
