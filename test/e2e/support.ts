@@ -5,7 +5,6 @@ import { inject } from 'vitest';
 import { BUSYBOX_IMAGE } from '../../local-cluster/node/index.js';
 import { ApiError, isNotFound, type KubeClient } from '../../kube/client.js';
 import { eventually, kubectl, type TestCluster } from '../support/cluster.js';
-import { waitForWebhooks } from '../support/manager.js';
 
 export const HNC_NAMESPACE = 'hnc-system';
 export const DEPLOYMENT = 'hnc-controller-manager';
@@ -77,8 +76,39 @@ export async function ensureInstalled(cluster: TestCluster): Promise<Pod[]> {
   if (r.code !== 0) throw new Error(`kubectl apply failed: ${r.stderr}`);
   const pods = await waitRolledOut(cluster.admin);
   await eventually(() => leaseHolder(cluster.admin), 'a leader');
-  await waitForWebhooks(cluster.kubeconfigPath);
+  await waitForWebhooksThroughService(cluster);
   return pods;
+}
+
+/**
+ * Waits until HNC itself answers the API server through the webhook Service: a dry-run anchor in
+ * an excluded namespace until HNC denies it. Ready pods are not enough: kube-proxy programs the
+ * Service's new endpoints a moment later, and until then the API server's call is refused
+ * ("failed calling webhook ... connection refused", which names the webhook too).
+ */
+export async function waitForWebhooksThroughService(cluster: TestCluster): Promise<void> {
+  let last = '';
+  await eventually(
+    async () => {
+      const r = await admin(
+        cluster,
+        ['create', '-f', '-', '--dry-run=server'],
+        JSON.stringify({
+          apiVersion: 'hnc.x-k8s.io/v1alpha2',
+          kind: 'SubnamespaceAnchor',
+          metadata: { name: 'probe', namespace: 'kube-system' },
+        }),
+      );
+      last = r.stderr.trim();
+      return r.code !== 0 && r.stderr.includes('admission webhook "subnamespaceanchors.hnc.x-k8s.io" denied the request')
+        ? true
+        : undefined;
+    },
+    'HNC to answer through the webhook Service',
+    120_000,
+  ).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}; last answer: ${last}`);
+  });
 }
 
 /** Sets the HNCConfiguration's propagated kinds (beyond Roles and RoleBindings) and waits until the manager reports them. */
