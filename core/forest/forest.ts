@@ -83,6 +83,12 @@ export class Forest {
   private readonly graph = new Graph<undefined, MutableNode, undefined>({ directed: true });
   private existing = 0;
   private tracer: Set<string> | undefined;
+  private edges = 0;
+
+  /** Goes up whenever a parent-child edge changes: what was derived from subtrees is stale. */
+  get generation(): number {
+    return this.edges;
+  }
 
   /**
    * Test instrumentation: how many node lookups (parent or children reads) traversals made.
@@ -179,6 +185,7 @@ export class Forest {
     const formerCycle = this.cycleOf(ns);
     const oldParent = this.parentOf(ns);
     if (oldParent !== undefined) this.graph.removeEdge(key(oldParent), key(ns));
+    if (oldParent !== undefined) this.edges++;
     n.exists = false;
     this.existing--;
     const orphans = this.children(ns);
@@ -204,6 +211,7 @@ export class Forest {
     }
 
     const formerCycle = this.cycleOf(ns);
+    this.edges++;
     if (oldParent !== undefined) {
       this.graph.removeEdge(key(oldParent), key(ns));
       this.dropIfUnused(oldParent);

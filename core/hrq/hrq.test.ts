@@ -198,3 +198,53 @@ describe('reservations', () => {
     expect(text(mm.localUsage('a'))).toEqual({ secrets: '2', services: '3' });
   });
 });
+
+describe('admission over kept subtree sums', () => {
+  it('decides exactly as fresh sums do, through usage changes, reservations and moves (seeded random trials)', () => {
+    let seed = 42;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+    const f = forest('a -> b -> c, a -> d, e -> f, g');
+    const kept = new QuotaModel(f);
+    // The same model over a forest that does not report its generation sums afresh every time.
+    const fresh = new QuotaModel({ ancestry: (ns) => f.ancestry(ns), subtree: (ns) => f.subtree(ns) });
+    const both = (fn: (m: QuotaModel) => void) => [kept, fresh].forEach(fn);
+    both((m) => m.setHrq('a', 'q', q({ pods: '12', 'requests.cpu': '3' })));
+    both((m) => m.setHrq('b', 'q', q({ pods: '5' })));
+    both((m) => m.setHrq('e', 'q', q({ pods: '6', 'requests.cpu': '1500m' })));
+    let refusals = 0;
+    for (let i = 0; i < 3000; i++) {
+      const ns = names[rand(names.length)]!;
+      const usage = q({ pods: String(rand(5)), 'requests.cpu': `${rand(2000)}m` });
+      switch (rand(6)) {
+        case 0: {
+          const set = rand(4) === 0 ? undefined : usage;
+          both((m) => m.setUsage(ns, set));
+          break;
+        }
+        case 1:
+          both((m) => m.reserve(ns, usage));
+          break;
+        case 2:
+          both((m) => m.release(ns));
+          break;
+        case 3: {
+          const parent = names[rand(names.length)]!;
+          if (parent !== ns && !f.isAncestor(ns, parent)) f.setParent(ns, rand(5) === 0 ? undefined : parent);
+          break;
+        }
+        default: {
+          const decision = kept.admit(ns, usage);
+          expect(decision).toEqual(fresh.admit(ns, usage));
+          if (!decision.allowed) refusals++;
+        }
+      }
+    }
+    // Both outcomes were exercised.
+    expect(refusals).toBeGreaterThan(50);
+    expect(refusals).toBeLessThan(1000);
+  });
+});

@@ -21,6 +21,8 @@ export interface QuotaForest {
   ancestry(ns: string): string[];
   /** The namespace and all its descendants. */
   subtree(ns: string): string[];
+  /** Changes whenever a parent changes (subtree sums kept by the model are then recomputed). */
+  readonly generation?: number;
 }
 
 export type Quantities = ReadonlyMap<string, Quantity>;
@@ -116,6 +118,13 @@ export class QuotaModel {
   private readonly usage = new Map<string, Quantities>();
   /** namespace → usage admitted but not yet seen in the singleton's status (see reserve()). */
   private readonly reserved = new Map<string, Quantities>();
+  /**
+   * namespace holding HRQs → the summed local usage of its subtree, in nano units: kept up to
+   * date as usages change, so an admission costs O(depth), not O(subtree). Dropped whenever the
+   * forest's generation moves (a namespace changed parent) and rebuilt on the next question.
+   */
+  private readonly totals = new Map<string, Map<string, bigint>>();
+  private totalsGeneration: number | undefined;
 
   constructor(private readonly forest: QuotaForest) {}
 
@@ -152,8 +161,10 @@ export class QuotaModel {
 
   /** Records a namespace's own usage (undefined: none known, e.g. it has no singleton). */
   setUsage(ns: string, used: Quantities | undefined): void {
-    if (used === undefined || used.size === 0) this.usage.delete(ns);
-    else this.usage.set(ns, used);
+    this.changingLocalUsage(ns, () => {
+      if (used === undefined || used.size === 0) this.usage.delete(ns);
+      else this.usage.set(ns, used);
+    });
   }
 
   /** A namespace's usage: what its singleton says, raised by what was admitted since. */
@@ -174,12 +185,51 @@ export class QuotaModel {
   reserve(ns: string, used: Quantities): void {
     const out = new Map(this.reserved.get(ns) ?? []);
     for (const [r, q] of used) if (compareQuantities(q, out.get(r) ?? ZERO) > 0) out.set(r, q);
-    this.reserved.set(ns, out);
+    this.changingLocalUsage(ns, () => this.reserved.set(ns, out));
   }
 
   /** Drops a namespace's reservation (its singleton's status has moved on, or it expired). */
   release(ns: string): void {
-    this.reserved.delete(ns);
+    if (this.reserved.has(ns)) this.changingLocalUsage(ns, () => this.reserved.delete(ns));
+  }
+
+  /** Applies `change` to ns's local usage, and its difference to the sums kept above ns. */
+  private changingLocalUsage(ns: string, change: () => void): void {
+    if (this.totals.size === 0 || this.totalsGeneration !== this.forest.generation) {
+      change();
+      return;
+    }
+    const above = this.forest.ancestry(ns).filter((a) => this.totals.has(a));
+    if (above.length === 0) {
+      change();
+      return;
+    }
+    const before = this.localUsage(ns);
+    change();
+    const after = this.localUsage(ns);
+    const delta = new Map<string, bigint>();
+    for (const [r, q] of after) delta.set(r, q.nano);
+    for (const [r, q] of before) delta.set(r, (delta.get(r) ?? 0n) - q.nano);
+    for (const a of above) {
+      const total = this.totals.get(a)!;
+      for (const [r, d] of delta) if (d !== 0n) total.set(r, (total.get(r) ?? 0n) + d);
+    }
+  }
+
+  /** The summed usage of ns's subtree per resource, in nano units (kept, see `totals`). */
+  private subtreeTotal(ns: string): ReadonlyMap<string, bigint> {
+    if (this.totalsGeneration !== this.forest.generation || this.forest.generation === undefined) {
+      this.totals.clear();
+      this.totalsGeneration = this.forest.generation;
+    }
+    let total = this.totals.get(ns);
+    if (!total) {
+      total = new Map();
+      for (const [r, q] of this.subtreeUsage(ns)) total.set(r, q.nano);
+      // Only a forest that says when it changes can have its sums kept.
+      if (this.forest.generation !== undefined) this.totals.set(ns, total);
+    }
+    return total;
   }
 
   /** The strictest limit per resource over every HRQ in `ns` and its ancestors (keys sorted). */
@@ -233,6 +283,9 @@ export class QuotaModel {
       const hard = this.hrqHard(namespace, name)!;
       const limited = [...increases.keys()].filter((r) => hard.has(r)).sort();
       if (limited.length === 0) continue;
+      const total = this.subtreeTotal(namespace);
+      if (limited.every((r) => (total.get(r) ?? 0n) + increases.get(r)!.nano <= hard.get(r)!.nano)) continue;
+      // Refused: the message shows usage as a fresh sum prints it.
       const used = this.subtreeUsage(namespace, limited);
       const over = limited
         .map((resource) => ({
