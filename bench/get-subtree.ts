@@ -8,42 +8,21 @@
 // `get secrets -A`. The subtree is listed twice: as admin (one cluster-wide list, filtered) and as
 // a user who may list Secrets only in the subtree's namespaces (one list per namespace). See
 // docs/benchmarks.md.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { KubeClient } from '../kube/client.js';
 import { LocalControlPlane } from '../local-cluster/index.js';
+import { pluginBundle, timeCommand } from './commands.js';
 import { log, pool } from './util.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const bundle = join(root, 'dist', 'kubectl-hns.mjs');
+const bundle = pluginBundle();
 const { values } = parseArgs({
   options: { size: { type: 'string', default: '1000' }, secrets: { type: 'string', default: '2' }, runs: { type: 'string', default: '5' } },
 });
 const size = Number(values.size);
 const perNamespace = Number(values.secrets);
 const runs = Number(values.runs);
-if (!existsSync(bundle)) throw new Error(`no ${bundle}: run npm run build:plugin first`);
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-
-/** Median wall time (ms) of a command, and its stdout's line count (checked to be the same each run). */
-function time(cmd: string, args: string[], env: NodeJS.ProcessEnv): { ms: number; lines: number } {
-  const times: number[] = [];
-  let lines = -1;
-  for (let i = 0; i < runs; i++) {
-    const start = process.hrtime.bigint();
-    const r = spawnSync(cmd, args, { env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
-    times.push(Number(process.hrtime.bigint() - start) / 1e6);
-    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`);
-    const n = r.stdout.split('\n').filter((l) => l !== '').length;
-    if (lines >= 0 && n !== lines) throw new Error(`${args.join(' ')}: ${n} lines, then ${lines}`);
-    lines = n;
-  }
-  return { ms: Math.round(median(times)), lines };
-}
+const time = (cmd: string, args: string[], env: NodeJS.ProcessEnv) => timeCommand(cmd, args, env, runs);
 
 const cp = await LocalControlPlane.start({ controllerManager: false, log: () => undefined });
 try {

@@ -13,20 +13,16 @@
 // start included, next to the plugin's bare start (`--help`). Run as admin (one cluster-wide list
 // per kind) and as `lead`, admin of org's subtree by a RoleBinding in each namespace, who may not
 // list across the cluster (the forest is walked namespace by namespace). See docs/benchmarks.md.
-import { existsSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { API_VERSION, Label, treeLabel } from '../core/api/constants.js';
 import { desiredCopy } from '../core/propagation/copy.js';
 import { KubeClient } from '../kube/client.js';
 import { installCrds, installRbac } from '../kube/install.js';
 import { LocalControlPlane } from '../local-cluster/index.js';
+import { pluginBundle, timeCommandOutput } from './commands.js';
 import { log, pool } from './util.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const bundle = join(root, 'dist', 'kubectl-hns.mjs');
+const bundle = pluginBundle();
 const { values } = parseArgs({
   options: {
     size: { type: 'string', default: '1000' },
@@ -37,23 +33,8 @@ const { values } = parseArgs({
 const size = Number(values.size);
 const perNamespace = Number(values.objects);
 const runs = Number(values.runs);
-if (!existsSync(bundle)) throw new Error(`no ${bundle}: run npm run build:plugin first`);
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-
-/** Median wall time (ms) of a command and its last stdout. */
-function time(args: string[], env: NodeJS.ProcessEnv): { ms: number; stdout: string } {
-  const times: number[] = [];
-  let stdout = '';
-  for (let i = 0; i < runs; i++) {
-    const start = process.hrtime.bigint();
-    const r = spawnSync(process.execPath, [bundle, ...args], { env, encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
-    times.push(Number(process.hrtime.bigint() - start) / 1e6);
-    if (r.status !== 0) throw new Error(`kubectl-hns ${args.join(' ')} failed: ${r.stderr}`);
-    stdout = r.stdout;
-  }
-  return { ms: Math.round(median(times)), stdout };
-}
+/** Median wall time (ms) of a kubectl-hns command and its last stdout. */
+const time = (args: string[], env: NodeJS.ProcessEnv) => timeCommandOutput(process.execPath, [bundle, ...args], env, runs);
 
 const cp = await LocalControlPlane.start({ log: () => undefined });
 try {
