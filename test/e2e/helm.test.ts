@@ -11,9 +11,8 @@ import { ROOT, renderInstall } from '../../scripts/build-install.js';
 import { findHelm } from '../../scripts/helm.js';
 import { TestCluster, eventually, eventuallyEqual, kubectl } from '../support/cluster.js';
 import { setParent, treeDepths } from '../support/hnc.js';
-import { waitForWebhooks } from '../support/manager.js';
 import { HNC_IMAGE } from './global-setup.js';
-import { HNC_NAMESPACE, leaseHolder, managerPods, waitRolledOut } from './support.js';
+import { HNC_NAMESPACE, leaseHolder, managerPods, waitForWebhooksThroughService, waitRolledOut } from './support.js';
 
 let cluster: TestCluster;
 let helmBin: string;
@@ -101,7 +100,8 @@ describe('helm install of charts/hnc on the node', () => {
     expect(pods.map((p) => p.metadata.labels?.['app.kubernetes.io/name'])).toEqual(['hnc-ts', 'hnc-ts']);
     const holder = await eventually(() => leaseHolder(cluster.admin), 'a leader');
     expect(pods.map((p) => p.metadata.name)).toContain(holder);
-    await waitForWebhooks(cluster.kubeconfigPath);
+    // Ready pods are not yet a Service kube-proxy routes to: wait for HNC's own answer through it.
+    await waitForWebhooksThroughService(cluster);
 
     const a = await cluster.namespace('e2e-helm-a');
     const b = await cluster.namespace('e2e-helm-b');
