@@ -1,9 +1,9 @@
 // Where the control plane's binaries come from: KUBEBUILDER_ASSETS when set, else the cache that
 // build.sh fills from the official Go modules (built once, keyed by versions).
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { lastLine, runScript } from '../kube/script.js';
 
 export interface Binaries {
   etcd: string;
@@ -23,22 +23,9 @@ const buildScript = join(dirname(fileURLToPath(import.meta.url)), 'build.sh');
 
 /** Runs build.sh (a no-op when the cache is complete) and returns the folder it built into. */
 export async function buildBinaries(log: (line: string) => void = (l) => process.stderr.write(l)): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', [buildScript, '--print-dir'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let tail = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => {
-      const s = d.toString();
-      tail = (tail + s).slice(-4000);
-      log(s);
-    });
-    child.on('error', (err) => reject(new ControlPlaneError(`cannot run ${buildScript}: ${err.message}`)));
-    child.on('close', (code) => {
-      if (code === 0 && out.trim()) resolve(out.trim().split('\n').pop()!);
-      else reject(new ControlPlaneError(`building the local control plane failed (exit ${code}):\n${tail.trim()}`));
-    });
-  });
+  const out = await runScript(buildScript, ['--print-dir'], log, (m) => new ControlPlaneError(`building the local control plane: ${m}`));
+  if (!out) throw new ControlPlaneError(`building the local control plane: ${buildScript} printed no folder`);
+  return lastLine(out);
 }
 
 export async function findBinaries(log?: (line: string) => void): Promise<Binaries> {

@@ -3,7 +3,7 @@
 // NetworkPolicy firewall only). Linux and root only. Every change it makes to the host is written
 // down first (host.ts) and undone on stop, or at the next start if this process died.
 // See docs/real-node.md.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,7 @@ import { freePort, loadClusterCa, type LocalControlPlane } from '../control-plan
 import { renderKubeconfig } from '../kubeconfig.js';
 import { Component } from '../process.js';
 import { beginHostChanges, undoHostChanges, writeSysctl, type HostJournal } from './host.js';
+import { lastLine, runScript } from '../../kube/script.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -45,31 +46,18 @@ export class NodeError extends ControlPlaneError {
   override name = 'NodeError';
 }
 
-function runScript(script: string, args: string[], log: (l: string) => void): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', [join(here, script), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let tail = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => {
-      tail = (tail + d.toString()).slice(-4000);
-      log(d.toString());
-    });
-    child.on('error', (err) => reject(new NodeError(`cannot run ${script}: ${err.message}`)));
-    child.on('close', (code) =>
-      code === 0 ? resolve(out.trim()) : reject(new NodeError(`${script} failed (exit ${code}):\n${tail.trim()}`)),
-    );
-  });
+function runNodeScript(script: string, args: string[], log: (l: string) => void): Promise<string> {
+  return runScript(join(here, script), args, log, (m) => new NodeError(m));
 }
 
 /** Installs the system packages the node needs (apt-get, as root) when some are missing. */
 export async function ensureNodePackages(log: (l: string) => void = (l) => process.stderr.write(l)): Promise<void> {
-  await runScript('packages.sh', [], log);
+  await runNodeScript('packages.sh', [], log);
 }
 
 /** Builds (once, cached) the node's binaries from the official Go modules. */
 export async function buildNodeBinaries(log: (l: string) => void = (l) => process.stderr.write(l)): Promise<NodeBinaries> {
-  const dir = (await runScript('build.sh', ['--print-dir'], log)).split('\n').pop()!;
+  const dir = lastLine(await runNodeScript('build.sh', ['--print-dir'], log));
   return {
     kubelet: join(dir, 'kubelet'),
     kubeProxy: join(dir, 'kube-proxy'),
@@ -84,7 +72,7 @@ export async function buildNodeImages(
   hncImage?: string,
   log: (l: string) => void = (l) => process.stderr.write(l),
 ): Promise<{ pause: string; busybox: string; hnc?: string }> {
-  await runScript('images.sh', [outDir, ...(hncImage ? [hncImage] : [])], log);
+  await runNodeScript('images.sh', [outDir, ...(hncImage ? [hncImage] : [])], log);
   return {
     pause: join(outDir, 'pause.tar'),
     busybox: join(outDir, 'busybox.tar'),
