@@ -306,4 +306,45 @@ describe('differences', () => {
     expect(describeAccessChange(changes[0]!)).toBe('user u: gains admin in n (its own RoleBinding b1, inherited from p)');
     expect(diffAccess([x({})], [x({})])).toEqual([]);
   });
+
+  it('orders changes by namespace, subject, role kind and name, and tells moves from same-origin holds', () => {
+    const x = (g: Partial<Grant>): Grant => ({
+      namespace: 'n',
+      subject: { kind: 'User', name: 'u' },
+      role: { kind: 'ClusterRole', name: 'admin' },
+      binding: 'b',
+      origin: 'own',
+      ...g,
+    });
+    // Names where comparing joined keys and comparing part by part could disagree ("a" < "a-b" < "a.b").
+    const after: Grant[] = [];
+    for (const namespace of ['a.b', 'a', 'a-b'])
+      for (const subject of [
+        { kind: 'User', name: 'z' } as const,
+        { kind: 'Group', name: 'a:b' } as const,
+        { kind: 'Group', name: 'a' } as const,
+      ])
+        for (const role of [{ kind: 'Role', name: 'x' } as const, { kind: 'ClusterRole', name: 'view' } as const])
+          after.push(x({ namespace, subject, role }));
+    const changes = diffAccess([], after);
+    const key = (c: { namespace: string; subject: Grant['subject']; role: Grant['role'] }) => [
+      c.namespace,
+      c.subject.kind === 'User' ? `user:${c.subject.name}` : `group:${c.subject.name}`,
+      c.role.kind,
+      c.role.name,
+    ];
+    const expected = [...changes].sort((p, q) => {
+      const [kp, kq] = [key(p), key(q)];
+      for (let i = 0; i < kp.length; i++) if (kp[i] !== kq[i]) return kp[i]! < kq[i]! ? -1 : 1;
+      return 0;
+    });
+    expect(changes.map(key)).toEqual(expected.map(key));
+    expect(changes.map((c) => c.namespace).slice(0, 1)).toEqual(['a']);
+    // Two bindings before and after, the same: no change; one of them now inherited: a move.
+    const two = [x({ binding: 'b2' }), x({ binding: 'b1' })];
+    expect(diffAccess(two, [...two].reverse())).toEqual([]);
+    const moved = diffAccess(two, [x({ binding: 'b1' }), x({ binding: 'b2', origin: 'inherited', from: 'p' })]);
+    expect(moved.map((c) => c.change)).toEqual(['moves']);
+    expect(moved[0]?.before.map((g) => g.binding)).toEqual(['b1', 'b2']);
+  });
 });

@@ -5,15 +5,17 @@
 import { applyPlan, diffAccess, grantsOf, type AccessChange, type RoleBindingObject } from '../access/access.js';
 import { RBAC_GROUP, treeLabelNamespace } from '../api/constants.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
-import { inheritedFrom, type PropagatableObject } from '../propagation/copy.js';
+import { inheritedFrom, isCopy, type PropagatableObject } from '../propagation/copy.js';
 import {
   SourceSet,
   destinationLabels,
+  isEmptyPlan,
   planNamespace,
   type NamespacePlan,
   type PropagationContext,
   type PropagationOptions,
   type PropagationType,
+  type Source,
 } from '../propagation/decide.js';
 import { selectorMatches, type LabelSelector, type Operator } from '../propagation/selectors.js';
 import { jsonEqual } from '../util/equal.js';
@@ -277,12 +279,13 @@ export function typePlans(models: PreviewModels, { type, objects }: TypeObjects,
     if (!list) byNamespace.set(ns, (list = []));
     list.push(o);
   }
-  const sources = (skip: ReadonlySet<string>) =>
-    new SourceSet(
-      objects
-        .filter((o) => o.metadata?.namespace !== undefined && o.metadata.name !== undefined && !skip.has(o.metadata.namespace))
-        .map((o) => ({ namespace: o.metadata!.namespace!, name: o.metadata!.name!, object: o })),
-    );
+  // The sources (copies never are), once; the model after a deletion has fewer.
+  const all: Source[] = [];
+  for (const o of objects) {
+    const { namespace, name } = o.metadata ?? {};
+    if (namespace !== undefined && name !== undefined && !isCopy(o)) all.push({ namespace, name, object: o });
+  }
+  const sources = (skip: ReadonlySet<string>) => new SourceSet(skip.size ? all.filter((s) => !skip.has(s.namespace)) : all);
   let contexts: { before: PropagationContext; after: PropagationContext } | undefined;
   const cache = new Map<string, NamespacePlan | undefined>();
   return {
@@ -294,10 +297,13 @@ export function typePlans(models: PreviewModels, { type, objects }: TypeObjects,
       const h = models[model];
       let plan: NamespacePlan | undefined;
       if (h.namespace(ns) && !(model === 'after' && gone.has(ns))) {
-        contexts ??= {
-          before: { hierarchy: models.before, type, sources: sources(new Set()), ...(options && { options }) },
-          after: { hierarchy: models.after, type, sources: sources(gone), ...(options && { options }) },
-        };
+        if (!contexts) {
+          const before = sources(new Set());
+          contexts = {
+            before: { hierarchy: models.before, type, sources: before, ...(options && { options }) },
+            after: { hierarchy: models.after, type, sources: gone.size ? sources(gone) : before, ...(options && { options }) },
+          };
+        }
         plan = planNamespace(contexts[model], ns, byNamespace.get(ns) ?? []);
       }
       cache.set(key, plan);
@@ -350,9 +356,11 @@ export function copyChanges(models: PreviewModels, plans: readonly TypePlans[]):
   return out;
 }
 
-function pendingKeys(plan: NamespacePlan | undefined): Set<string> {
+const NOTHING_PENDING: ReadonlySet<string> = new Set();
+
+function pendingKeys(plan: NamespacePlan | undefined): ReadonlySet<string> {
+  if (!plan || (isEmptyPlan(plan) && plan.conflicts.length === 0)) return NOTHING_PENDING;
   const keys = new Set<string>();
-  if (!plan) return keys;
   for (const c of plan.create) keys.add(`create/${c.name}/${c.source}`);
   for (const u of plan.update) keys.add(`update/${u.name}/${u.source}`);
   for (const d of plan.delete) keys.add(`delete/${d.name}/${d.inheritedFrom}`);

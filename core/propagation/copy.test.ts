@@ -240,6 +240,17 @@ describe('equalCopy: an unchanged copy is never rewritten', () => {
         (o: RoleBindingJson) => (o.subjects[0]!.name = 'other'),
         (o: RoleBindingJson) => (o.metadata.labels.extra = '1'),
         (o: RoleBindingJson) => (o.metadata.labels['hnc.x-k8s.io/inherited-from'] = 'team'),
+        // What the comparison without canonical() must see, each way round.
+        (o: RoleBindingJson) => ((o as unknown as Record<string, unknown>).extraField = { a: 1 }),
+        (o: RoleBindingJson) => delete (o as unknown as Record<string, unknown>).roleRef,
+        (o: RoleBindingJson) => ((o as unknown as Record<string, unknown>).roleRef = undefined),
+        (o: RoleBindingJson) => ((o as unknown as Record<string, unknown>).kind = 'Other'),
+        (o: RoleBindingJson) => (o.metadata.name = 'renamed'),
+        (o: RoleBindingJson) => delete o.metadata.labels['app.kubernetes.io/managed-by'],
+        (o: RoleBindingJson) => (o.metadata.labels = {}),
+        (o: RoleBindingJson) => (o.metadata.labels['team.hnc.x-k8s.io/x'] = 'ignored'),
+        (o: RoleBindingJson) => ((o.metadata as { annotations?: Record<string, string> }).annotations = { note: 'x' }),
+        (o: RoleBindingJson) => ((o.metadata as { annotations?: Record<string, string> }).annotations = { 'hnc.x-k8s.io/y': 'z' }),
       ].map((f) => {
         const o = structuredClone(base) as unknown as RoleBindingJson;
         f(o);

@@ -331,9 +331,41 @@ export function isCurrentCopy(
     metadata: { name: source.metadata?.name, labels: t.labels, ...(t.annotations && { annotations: t.annotations }) },
   } as PropagatableObject);
   const text = (existing as Slim)[CANONICAL_TEXT];
-  const equal = text !== undefined ? text === (t.canonicalText ??= stableJson(t.canonical)) : jsonEqual(canonical(existing), t.canonical);
+  const equal = text !== undefined ? text === (t.canonicalText ??= stableJson(t.canonical)) : hasCanonical(existing, t.canonical);
   if (equal && Object.isFrozen(existing)) (t.current ??= new WeakSet()).add(existing);
   return equal;
+}
+
+/**
+ * jsonEqual(canonical(obj), c) without building canonical(obj): a preview compares tens of
+ * thousands of listed copies with their sources' canonical form.
+ */
+function hasCanonical(obj: PropagatableObject, c: Json): boolean {
+  const o = obj as Json;
+  let fields = 0;
+  for (const k of Object.keys(o)) {
+    if (k === 'metadata' || k === 'status' || k === 'apiVersion' || k === 'kind' || o[k] === undefined) continue;
+    fields++;
+    if (!Object.hasOwn(c, k) || !jsonEqual(o[k], c[k])) return false;
+  }
+  for (const k of Object.keys(c)) if (k !== 'metadata' && c[k] !== undefined) fields--;
+  if (fields !== 0) return false;
+  const meta = obj.metadata ?? {};
+  const cm = (c.metadata ?? {}) as { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  return meta.name === cm.name && sameNonHnc(meta.labels, cm.labels) && sameNonHnc(meta.annotations, cm.annotations);
+}
+
+/** Whether the non-HNC keys of `map` are exactly `want` (a canonical form's filtered, non-empty map, or undefined). */
+function sameNonHnc(map: Readonly<Record<string, string>> | undefined, want: Readonly<Record<string, string>> | undefined): boolean {
+  let n = 0;
+  for (const k of Object.keys(map ?? {})) {
+    const v = map![k];
+    if (v === undefined || isHncKey(k)) continue;
+    n++;
+    if (want?.[k] !== v || !Object.hasOwn(want, k)) return false;
+  }
+  for (const k of Object.keys(want ?? {})) if (want![k] !== undefined) n--;
+  return n === 0;
 }
 
 /**

@@ -1,0 +1,212 @@
+// `npx tsx bench/preview-compute.ts [--size 1000] [--objects 10] [--runs 5]`
+//
+// The computing half of `kubectl hns set sub --parent team-b --dry-run` (bench/preview.ts), in
+// process and without a cluster, so it can be profiled (`node --cpu-prof --import tsx ...`): the
+// same forest and RoleBindings as bench/preview.ts builds, as the API server lists them (server
+// metadata and managedFields included), parsed from JSON text as the plugin receives them, then
+// previewChange (core/preview) run on them. Prints the median time of the parse and of the
+// computation. See docs/benchmarks.md.
+import { parseArgs } from 'node:util';
+import { API_VERSION, Label, treeLabel } from '../core/api/constants.js';
+import type { HierarchyConfiguration, NamespaceObject } from '../core/api/types.js';
+import { desiredCopy, type PropagatableObject } from '../core/propagation/copy.js';
+import {
+  accessChanges,
+  copyChanges,
+  newlyHalted,
+  networkPolicyChanges,
+  previewChange,
+  previewModels,
+  treeLabelChanges,
+  typePlans,
+  type PreviewInput,
+} from '../core/preview/index.js';
+import { policyFromLabels } from '../kubectl-plugin/commands/preview.js';
+import { median } from './commands.js';
+
+const { values } = parseArgs({
+  options: {
+    size: { type: 'string', default: '1000' },
+    objects: { type: 'string', default: '10' },
+    runs: { type: 'string', default: '5' },
+    phases: { type: 'boolean', default: false },
+  },
+});
+const size = Number(values.size);
+const perNamespace = Number(values.objects);
+const runs = Number(values.runs);
+
+const parents = new Map<string, string | undefined>([
+  ['org', undefined],
+  ['team-a', 'org'],
+  ['team-b', 'org'],
+  ['sub', 'team-a'],
+]);
+const moved = ['sub', ...Array.from({ length: size - 1 }, (_, i) => `sub-${String(i).padStart(4, '0')}`)];
+for (const n of moved.slice(1)) parents.set(n, 'sub');
+const others = Array.from({ length: size }, (_, i) => `other-${String(i).padStart(4, '0')}`);
+for (const n of others) parents.set(n, 'team-b');
+const ancestry = (ns: string): string[] => {
+  const out = [ns];
+  for (let p = parents.get(ns); p !== undefined; p = parents.get(p)) out.push(p);
+  return out;
+};
+
+let rv = 1000;
+/** What the API server adds to an object it stores. */
+const served = <T extends { metadata: object }>(o: T, manager: string): T => ({
+  ...o,
+  metadata: {
+    ...o.metadata,
+    uid: `00000000-0000-4000-8000-${String(rv).padStart(12, '0')}`,
+    resourceVersion: String(rv++),
+    creationTimestamp: '2026-12-01T17:00:00Z',
+    managedFields: [
+      {
+        manager,
+        operation: 'Update',
+        apiVersion: 'v1',
+        time: '2026-12-01T17:00:00Z',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:metadata': { 'f:labels': { '.': {} } }, 'f:roleRef': {}, 'f:subjects': {} },
+      },
+    ],
+  },
+});
+
+const namespaces: NamespaceObject[] = [];
+const hierarchies: HierarchyConfiguration[] = [];
+for (const name of parents.keys()) {
+  const labels: Record<string, string> = { [Label.includedNamespace]: 'true', 'kubernetes.io/metadata.name': name };
+  ancestry(name).forEach((a, depth) => (labels[treeLabel(a)] = String(depth)));
+  namespaces.push(
+    served({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels }, spec: { finalizers: ['kubernetes'] } }, 'bench'),
+  );
+  const parent = parents.get(name);
+  const children = [...parents].filter(([, p]) => p === name).map(([c]) => c);
+  if (parent || children.length)
+    hierarchies.push(
+      served(
+        {
+          apiVersion: API_VERSION,
+          kind: 'HierarchyConfiguration',
+          metadata: { name: 'hierarchy', namespace: name },
+          spec: parent ? { parent } : {},
+          status: { children },
+        },
+        'bench',
+      ),
+    );
+}
+const bindings: PropagatableObject[] = [];
+for (const [team, below] of [
+  ['team-a', moved],
+  ['team-b', others],
+] as const) {
+  for (let i = 0; i < perNamespace; i++) {
+    const src = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: `${team}-rb-${i}`, namespace: team },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: i % 2 ? 'view' : 'edit' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `${team}-group-${i}` }],
+    };
+    bindings.push(served(src, 'bench'));
+    for (const ns of below) bindings.push(served(desiredCopy(src, team, ns) as typeof src, 'hnc'));
+  }
+}
+for (const ns of parents.keys())
+  bindings.push(
+    served(
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'lead', namespace: ns },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'lead' }],
+      },
+      'bench',
+    ),
+  );
+// The lists as text, as the plugin receives them.
+const texts = {
+  namespaces: JSON.stringify({ kind: 'NamespaceList', items: namespaces }),
+  hierarchies: JSON.stringify({ kind: 'HierarchyConfigurationList', items: hierarchies }),
+  bindings: JSON.stringify({ kind: 'RoleBindingList', items: bindings }),
+};
+console.error(
+  `${namespaces.length} namespaces, ${bindings.length} RoleBindings, ${(texts.bindings.length / 1e6).toFixed(1)} MB of RoleBindings`,
+);
+
+const parseMs: number[] = [];
+const computeMs: number[] = [];
+const computeCpuMs: number[] = [];
+for (let r = 0; r < runs; r++) {
+  const t0 = performance.now();
+  const ns = (JSON.parse(texts.namespaces) as { items: NamespaceObject[] }).items;
+  const hcs = (JSON.parse(texts.hierarchies) as { items: HierarchyConfiguration[] }).items;
+  const rbs = (JSON.parse(texts.bindings) as { items: PropagatableObject[] }).items;
+  const t1 = performance.now();
+  const cpu1 = process.cpuUsage();
+  const input: PreviewInput = {
+    policy: policyFromLabels(ns),
+    namespaces: ns,
+    hierarchies: hcs,
+    anchors: [],
+    types: [
+      { type: { group: 'rbac.authorization.k8s.io', kind: 'Role', resource: 'roles', mode: 'Propagate' }, objects: [] },
+      { type: { group: 'rbac.authorization.k8s.io', kind: 'RoleBinding', resource: 'rolebindings', mode: 'Propagate' }, objects: rbs },
+    ],
+    networkPolicies: [],
+    clusterRoles: ['admin', 'edit', 'view'],
+  };
+  const change = { op: 'set-parent', namespace: 'sub', parent: 'team-b' } as const;
+  if (values.phases) phases(input, change);
+  const preview = previewChange(input, change);
+  const t2 = performance.now();
+  const cpu = process.cpuUsage(cpu1);
+  parseMs.push(t1 - t0);
+  computeMs.push(t2 - t1);
+  computeCpuMs.push((cpu.user + cpu.system) / 1000);
+  const counts = {
+    affected: preview.affectedNamespaces.length,
+    create: preview.copies.create.length,
+    delete: preview.copies.delete.length,
+    access: preview.access.length,
+  };
+  if (counts.affected !== size || counts.create !== size * perNamespace || counts.delete !== size * perNamespace)
+    throw new Error(`unexpected preview ${JSON.stringify(counts)}`);
+  console.error(
+    `run ${r + 1}: parse ${Math.round(t1 - t0)} ms, compute ${Math.round(t2 - t1)} ms (CPU ${Math.round(computeCpuMs.at(-1)!)} ms) ${JSON.stringify(counts)}`,
+  );
+}
+console.log(
+  JSON.stringify({
+    size,
+    objectsPerNamespace: perNamespace,
+    runs,
+    parseMs: Math.round(median(parseMs)),
+    computeMs: Math.round(median(computeMs)),
+    computeCpuMs: Math.round(median(computeCpuMs)),
+  }),
+);
+
+/** The parts previewChange is made of, timed one by one (in its order). */
+function phases(input: PreviewInput, change: Parameters<typeof previewModels>[1]): void {
+  const times: Record<string, number> = {};
+  const timed = <T>(name: string, f: () => T): T => {
+    const t = process.cpuUsage();
+    const r = f();
+    const cpu = process.cpuUsage(t);
+    times[name] = Math.round((cpu.user + cpu.system) / 1000);
+    return r;
+  };
+  const models = timed('models', () => previewModels(input, change));
+  const plans = timed('typePlans', () => input.types.map((t) => typePlans(models, t, input.options)));
+  timed('labels', () => treeLabelChanges(models));
+  timed('networkPolicies', () => networkPolicyChanges(models, input.networkPolicies));
+  timed('copies', () => copyChanges(models, plans));
+  timed('halted', () => newlyHalted(models));
+  timed('access', () => accessChanges(models, plans, input.clusterRoles));
+  console.error(`phases (CPU ms): ${JSON.stringify(times)}`);
+}
