@@ -8,7 +8,7 @@ import { CliError, ServerError } from '../errors.js';
 import { captureIo } from '../io.js';
 import { FakeApi } from '../testing/fake-api.js';
 import { runCreate, runDelete } from './anchors.js';
-import { dryRunMode, type PreviewReport } from './preview.js';
+import { dryRunMode, limiter, type PreviewReport } from './preview.js';
 import { runSet } from './set.js';
 
 const rb = (namespace: string, name: string, group: string, from?: string): AnyObject => ({
@@ -114,6 +114,51 @@ describe('--dry-run', () => {
     expect(report.copies.create.map((c) => `${c.namespace}/${c.name}`)).toEqual(['service-1/team-b-admins']);
     expect(report.notes[0]).toMatch(/only the namespaces this change concerns were read \(3\)/);
     expect(api.calls).toContain('list rolebindings team-b');
+  });
+
+  it('read one by one: anchors listed only where a subnamespace can be', async () => {
+    // team-a ── service-1 ── leaf-1, leaf-2 (leaves: an HC with no children)
+    const api = cluster()
+      .addNamespace('service-1', { parent: 'team-a', children: ['leaf-1', 'leaf-2'] })
+      .addNamespace('leaf-1', { parent: 'service-1' })
+      .addNamespace('leaf-2', { parent: 'service-1' });
+    for (const n of ['service-1', 'leaf-1', 'leaf-2']) api.namespaces.get(n)!.metadata.labels = { [Label.includedNamespace]: 'true' };
+    for (const n of ['leaf-1', 'leaf-2']) api.objects.set(`${n}/rolebindings`, [rb(n, 'team-a-admins', 'team-a', 'team-a')]);
+    for (const call of ['list ns', 'list hc', 'list subnamespaceanchors *', 'list rolebindings *', 'list roles *', 'list clusterroles *'])
+      api.forbidden.add(call);
+    const run = async () => {
+      const io = captureIo();
+      await runSet(api, io, 'service-1', { parent: 'team-b' }, { dryRun: 'client', output: 'json' });
+      return JSON.parse(io.stdout) as PreviewReport;
+    };
+    const report = await run();
+    expect(report.copies.create.map((c) => `${c.namespace}/${c.name}`).sort()).toEqual(
+      ['leaf-1', 'leaf-2', 'service-1'].map((n) => `${n}/team-b-admins`),
+    );
+    const anchorLists = api.calls.filter((c) => c.startsWith('list anchors'));
+    expect(anchorLists.sort()).toEqual(['list anchors service-1', 'list anchors team-a', 'list anchors team-b']);
+    expect(api.calls).toContain('get ns leaf-1');
+  });
+
+  it('limiter: never more calls in flight than the limit, every call answered in turn', async () => {
+    const limit = limiter(3);
+    let inFlight = 0;
+    let most = 0;
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        limit(async () => {
+          inFlight++;
+          most = Math.max(most, inFlight);
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          inFlight--;
+          if (i === 7) throw new Error('seven');
+          return i;
+        }).catch((err: unknown) => (err as Error).message),
+      ),
+    );
+    expect(most).toBe(3);
+    expect(results[7]).toBe('seven');
+    expect(results.filter((r) => typeof r === 'number')).toHaveLength(19);
   });
 
   it('create: the anchor created with dryRun, the new subnamespace gets its copies', async () => {

@@ -7,7 +7,9 @@
 // propagated type, each listed once across the cluster, concurrently. A caller who may not list
 // something across the cluster gets it read namespace by namespace for the part of the forest the
 // change concerns (the namespaces named, their ancestors, the subtree that moves), with a note for
-// what could not be read.
+// what could not be read: at most PER_NAMESPACE_CONCURRENCY requests in flight (each request's
+// timeout runs from when it is sent, so a large subtree is slow, not failed), anchors only where a
+// subnamespace can be (a namespace with children, or whose HierarchyConfiguration is unknown).
 import {
   API_VERSION,
   Annotation,
@@ -168,14 +170,37 @@ async function orForbidden<T>(p: Promise<T>): Promise<T | undefined> {
 
 const nsOf = (o: { metadata?: { namespace?: string } }): string => o.metadata?.namespace ?? '';
 
+/** Requests in flight at once when reading namespace by namespace (kubectl hns get and access read 32 at a time too). */
+export const PER_NAMESPACE_CONCURRENCY = 32;
+
+/** Runs calls at most `limit` at a time, in the order asked. */
+export function limiter(limit: number): <T>(call: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(call: () => Promise<T>): Promise<T> => {
+    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      return await call();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
+}
+
 export async function readCluster(api: HncApi, focus: Focus): Promise<ClusterRead> {
   let requests = 0;
   const count = <T>(p: Promise<T>): Promise<T> => {
     requests++;
     return p;
   };
+  // Requests for one namespace each share one limit; the cluster-wide ones are few and go at once.
+  const limit = limiter(PER_NAMESPACE_CONCURRENCY);
+  const perNamespace = <T>(call: () => Promise<T>): Promise<T> => limit(() => count(call()));
   const notes: string[] = [];
-  const listAll = (type: ResourceType, ns?: string) => count(api.listAll(type, ns)).then((l) => l.items);
+  const listAll = (type: ResourceType, ns?: string) =>
+    (ns === undefined ? count(api.listAll(type, ns)) : perNamespace(() => api.listAll(type, ns))).then((l) => l.items);
   // Everything that does not depend on HNCConfiguration, at once.
   const rbac = ['roles', 'rolebindings'];
   const [namespaces, hierarchies, anchors, netpols, clusterRoles, handled, ...rbacLists] = await Promise.all([
@@ -189,11 +214,11 @@ export async function readCluster(api: HncApi, focus: Focus): Promise<ClusterRea
   ]);
   if (handled.note) notes.push(handled.note);
 
-  let forest: { namespaces: NamespaceObject[]; hierarchies: HierarchyConfiguration[]; anchors: SubnamespaceAnchor[]; unreadable: string[] };
+  let forest: ForestRead;
   if (namespaces && hierarchies && anchors) {
     forest = { namespaces, hierarchies, anchors: anchors as SubnamespaceAnchor[], unreadable: [] };
   } else {
-    forest = await walkForest(api, focus, count);
+    forest = await walkForest(api, focus, perNamespace);
     notes.push(
       `no permission to list every namespace, HierarchyConfiguration and anchor, so only the namespaces this change concerns were read (${forest.namespaces.length})`,
     );
@@ -233,19 +258,25 @@ export async function readCluster(api: HncApi, focus: Focus): Promise<ClusterRea
   };
 }
 
+interface ForestRead {
+  namespaces: NamespaceObject[];
+  hierarchies: HierarchyConfiguration[];
+  anchors: SubnamespaceAnchor[];
+  /** Namespaces a get was refused for. */
+  unreadable: string[];
+}
+
 /**
  * Reads the part of the forest a change concerns, one namespace at a time: the focus namespaces,
  * their ancestors (HC parent or subnamespace-of), and the subtrees (HC status.children and anchors).
+ * Level by level; anchors are listed only where a subnamespace can be (see the file's comment).
  */
-async function walkForest(
-  api: HncApi,
-  focus: Focus,
-  count: <T>(p: Promise<T>) => Promise<T>,
-): Promise<{ namespaces: NamespaceObject[]; hierarchies: HierarchyConfiguration[]; anchors: SubnamespaceAnchor[]; unreadable: string[] }> {
+async function walkForest(api: HncApi, focus: Focus, perNamespace: <T>(call: () => Promise<T>) => Promise<T>): Promise<ForestRead> {
   const namespaces = new Map<string, NamespaceObject>();
   const hierarchies: HierarchyConfiguration[] = [];
   const anchors: SubnamespaceAnchor[] = [];
   const unreadable: string[] = [];
+  const withHierarchy = new Set<string>();
   const seen = new Set<string>();
   let wave = [...focus.subtrees.map((name) => ({ name, down: true })), ...focus.others.map((name) => ({ name, down: false }))];
   while (wave.length) {
@@ -255,35 +286,49 @@ async function walkForest(
         const key = `${name}/${down}`;
         if (seen.has(key) || name === '') return;
         seen.add(key);
-        const [ns, hc, inNs] = await Promise.allSettled([
-          count(api.getNamespace(name)),
-          count(api.getHierarchy(name)),
-          // The anchors below the subtrees, and those in the focus namespaces (a deleted subnamespace's is in its parent).
-          down || focus.others.includes(name) ? count(api.listAnchors(name)) : Promise.resolve([]),
-        ]);
-        if (ns.status === 'rejected') {
+        const settle = <T>(call: () => Promise<T>) =>
+          perNamespace(call).then(
+            (value) => ({ ok: true as const, value }),
+            (reason: unknown) => ({ ok: false as const, reason }),
+          );
+        const [ns, hc] = await Promise.all([settle(() => api.getNamespace(name)), settle(() => api.getHierarchy(name))]);
+        // The anchors below the subtrees, and those in the focus namespaces (a deleted subnamespace's is in its parent).
+        const children = hc.ok ? (hc.value?.status?.children ?? []) : undefined;
+        const wantAnchors = focus.others.includes(name) || (down && (children === undefined || children.length > 0 || !hc.ok || !hc.value));
+        const inNs = wantAnchors ? await settle(() => api.listAnchors(name)) : { ok: true as const, value: [] };
+        if (!hc.ok && !isForbidden(hc.reason)) throw hc.reason;
+        if (!inNs.ok && !isForbidden(inNs.reason)) throw inNs.reason;
+        let object: NamespaceObject | undefined;
+        if (ns.ok) object = ns.value;
+        else {
           if (!isForbidden(ns.reason) && !isNotFound(ns.reason)) throw ns.reason;
-          if (isForbidden(ns.reason) && !unreadable.includes(name)) unreadable.push(name);
-          return;
+          if (isNotFound(ns.reason)) return;
+          if (!unreadable.includes(name)) unreadable.push(name);
         }
-        if (!namespaces.has(name)) {
-          namespaces.set(name, ns.value);
-          if (hc.status === 'fulfilled' && hc.value) hierarchies.push(hc.value);
+        if (object && !namespaces.has(name)) namespaces.set(name, object);
+        if (hc.ok && hc.value && !withHierarchy.has(name)) {
+          withHierarchy.add(name);
+          hierarchies.push(hc.value);
         }
-        if (inNs.status === 'fulfilled') anchors.push(...inNs.value);
-        const parent =
-          ns.value.metadata.annotations?.[Annotation.subnamespaceOf] || (hc.status === 'fulfilled' ? hc.value?.spec?.parent : undefined);
+        if (inNs.ok) anchors.push(...inNs.value);
+        const parent = object?.metadata.annotations?.[Annotation.subnamespaceOf] || (hc.ok ? hc.value?.spec?.parent : undefined);
         if (parent) next.push({ name: parent, down: false });
-        if (down && hc.status === 'fulfilled') for (const child of hc.value?.status?.children ?? []) next.push({ name: child, down: true });
-        if (down && inNs.status === 'fulfilled') for (const a of inNs.value) next.push({ name: a.metadata.name ?? '', down: true });
+        if (down) for (const child of children ?? []) next.push({ name: child, down: true });
+        if (down && inNs.ok) for (const a of inNs.value) next.push({ name: a.metadata.name ?? '', down: true });
       }),
     );
     wave = next;
   }
   // A namespace named as a parent that could not be read: assumed to exist (else the model would halt its children).
-  for (const name of unreadable) namespaces.set(name, { metadata: { name, labels: { [Label.includedNamespace]: 'true' } } });
+  for (const name of unreadable)
+    if (!namespaces.has(name)) namespaces.set(name, { metadata: { name, labels: { [Label.includedNamespace]: 'true' } } });
   const uniqueAnchors = new Map(anchors.map((a) => [`${nsOf(a)}/${a.metadata.name ?? ''}`, a]));
-  return { namespaces: [...namespaces.values()], hierarchies, anchors: [...uniqueAnchors.values()], unreadable };
+  return {
+    namespaces: [...namespaces.values()],
+    hierarchies,
+    anchors: [...uniqueAnchors.values()],
+    unreadable,
+  };
 }
 
 /**
