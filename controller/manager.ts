@@ -115,8 +115,8 @@ export class Manager {
       this.events,
     );
     const anchors = new AnchorReconciler(this.hierarchy, this.cache.anchors.store, this.writer, this.log.child({ reconciler: 'anchor' }));
-    this.queues.namespaces.run((key) => this.guard('hierarchy', key, () => hierarchy.reconcile(key)), workers);
-    this.queues.anchors.run((key) => this.guard('anchor', key, () => anchors.reconcile(key)), workers);
+    this.queues.namespaces.run((key, rid) => this.guard('hierarchy', key, rid, () => hierarchy.reconcile(key, rid)), workers);
+    this.queues.anchors.run((key, rid) => this.guard('anchor', key, rid, () => anchors.reconcile(key, rid)), workers);
     await this.config.start();
     if (this.hrq) {
       await this.hrq.quotas.start();
@@ -163,13 +163,13 @@ export class Manager {
     }
   }
 
-  private async guard(reconciler: string, key: string, fn: () => Promise<void>): Promise<void> {
+  private async guard(reconciler: string, key: string, rid: string, fn: () => Promise<void>): Promise<void> {
     // A replica that does not lead drops the key; resyncAll() brings every key back on election.
     if (!this.isLeader()) return;
     try {
       await fn();
     } catch (err) {
-      this.log.warn({ reconciler, key, err: (err as Error).message }, 'reconcile failed; will retry');
+      this.log.warn({ rid, reconciler, key, err: (err as Error).message }, 'reconcile failed; will retry');
       throw err;
     }
   }

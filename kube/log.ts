@@ -1,6 +1,6 @@
 // Structured logs (pino). Level from HNC_LOG_LEVEL (default info); HNC_LOG_FILE sends them to a file.
-// Every line written during one reconcile or one admission review carries its id, `rid`
-// (kube/log-context.ts). Lines are JSON, or, when they go to a terminal, one readable line each
+// Every line written for one reconcile or one admission review carries its id, `rid`, as a field
+// its code passes (kube/log-context.ts). Lines are JSON, or, when they go to a terminal, one readable line each
 // (HNC_LOG_FORMAT=json|pretty overrides).
 //
 // JSON lines are buffered (written every 4 KB, and at least once a second): a propagation pass
@@ -10,7 +10,6 @@ import { mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import pino, { type Logger } from 'pino';
 import pc from 'picocolors';
-import { logContext } from './log-context.js';
 
 export type { Logger } from 'pino';
 
@@ -36,7 +35,6 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     level,
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
-    mixin: logContext,
   };
   if (format === 'pretty') {
     const out = opts.destination ?? process.stderr;

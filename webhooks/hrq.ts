@@ -65,7 +65,7 @@ export class QuotaWebhooks {
         const message = (err.status?.message ?? err.message).replace(/^ResourceQuota "[^"]*" is invalid: /, '');
         return { allowed: false, code: 422, reason: 'Invalid', message, causes: [{ field: '.spec.hard', message }] };
       }
-      this.log.warn({ namespace: r.namespace, name: r.name, err: (err as Error).message }, 'could not check HRQ limits');
+      this.log.warn({ rid: r.uid, namespace: r.namespace, name: r.name, err: (err as Error).message }, 'could not check HRQ limits');
       return {
         allowed: false,
         code: 500,
@@ -105,7 +105,7 @@ export class QuotaWebhooks {
     const decision = this.quotas.model.admit(r.namespace, proposed);
     if (!decision.allowed) {
       this.log.info(
-        { namespace: r.namespace, exceeded: decision.exceeded.namespace, hrq: decision.exceeded.hrq },
+        { rid: r.uid, namespace: r.namespace, exceeded: decision.exceeded.namespace, hrq: decision.exceeded.hrq },
         'refused usage over a hierarchical quota',
       );
       return { allowed: false, code: 403, reason: 'Forbidden', message: decision.message };

@@ -4,8 +4,7 @@ import https from 'node:https';
 import { CertificateAuthority } from '../kube/pki.js';
 import { createLogger, type Logger } from '../kube/log.js';
 import { noopLogger } from '../kube/watch/logger.js';
-import { MAX_BODY, NOT_READY_MESSAGE, WebhookServer } from './server.js';
-import type { Decision } from '../core/validation/decision.js';
+import { MAX_BODY, NOT_READY_MESSAGE, WebhookServer, type Handler } from './server.js';
 
 let server: WebhookServer | undefined;
 let lastPort = 0;
@@ -15,7 +14,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function serve(ready: boolean, handler: () => Decision | Promise<Decision>, logger?: Logger) {
+async function serve(ready: boolean, handler: Handler, logger?: Logger) {
   const ca = await CertificateAuthority.create('test-ca');
   const pair = await ca.issue({ commonName: 'webhook', usage: 'server', ips: ['127.0.0.1'] });
   server = new WebhookServer({
@@ -110,24 +109,25 @@ describe('WebhookServer', () => {
     expect(v.status).toMatchObject({ code: 500, reason: 'InternalError', message: 'Internal error occurred: boom' });
   });
 
-  it('puts the review uid, as rid, on every line logged while deciding it', async () => {
-    const lines: Array<{ msg: string; rid?: string }> = [];
+  it('puts the review uid, as rid, on the lines it logs for a review, and no rid elsewhere', async () => {
+    const lines: Array<{ msg: string; rid?: string; uid?: string }> = [];
     const logger = createLogger({ format: 'json', destination: { write: (l: string) => lines.push(JSON.parse(l)) } });
     const post = await serve(
       true,
-      async () => {
-        logger.info('deciding');
-        await new Promise((r) => setTimeout(r, 1));
-        logger.info('still deciding');
+      async (r) => {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        if (r.uid === 'uid-2') throw new Error('boom');
         return { allowed: false, code: 403, reason: 'Forbidden', message: 'no' };
       },
       logger,
     );
     await Promise.all([post('/validate', review('uid-1')), post('/validate', review('uid-2'))]);
     logger.info('between reviews');
-    expect(lines.filter((l) => l.rid === 'uid-1').map((l) => l.msg)).toEqual(['deciding', 'still deciding', 'denied']);
-    expect(lines.filter((l) => l.rid === 'uid-2').map((l) => l.msg)).toEqual(['deciding', 'still deciding', 'denied']);
-    expect(lines.filter((l) => l.rid === undefined).map((l) => l.msg)).toEqual(['between reviews']);
+    const msgs = (rid?: string) => lines.filter((l) => l.rid === rid).map((l) => l.msg);
+    expect(msgs('uid-1')).toEqual(['denied']);
+    expect(msgs('uid-2')).toEqual(['webhook handler failed', 'denied']);
+    expect(msgs(undefined)).toEqual(['between reviews']);
+    expect(lines.find((l) => l.msg === 'webhook handler failed')?.uid).toBe('uid-2');
   });
 
   it('while draining on stop, keeps answering and closes each connection after its answer', async () => {

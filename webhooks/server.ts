@@ -4,7 +4,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Decision } from '../core/validation/decision.js';
 import type { Logger } from '../kube/log.js';
-import { withRequestId } from '../kube/log-context.js';
 import { JsonCostScanner } from './json-limits.js';
 import { BadReview, decodeReview, encodeResponse, type AdmissionRequest } from './review.js';
 import type { Shape } from './shapes.js';
@@ -113,9 +112,7 @@ export class WebhookServer {
     } finally {
       if (large) this.large.give();
     }
-    // Every line logged while deciding carries the review's uid as its rid: the id the API server
-    // gave this admission request.
-    const verdict = await withRequestId(review.uid, () => this.decide(path, route.handler, review));
+    const verdict = await this.decide(path, route.handler, review);
     this.opts.onReview?.(path, verdict, performance.now() - started);
     // With its length known the answer leaves in one write (no chunked encoding).
     const answer = Buffer.from(encodeResponse(review.uid, verdict));
@@ -127,6 +124,10 @@ export class WebhookServer {
     res.end(answer);
   }
 
+  /**
+   * Every line logged for a review carries its uid as its rid (kube/log-context.ts): the id the API
+   * server gave this admission request (a handler that logs names it the same way).
+   */
   private async decide(path: string, handler: Handler, review: AdmissionRequest): Promise<Decision> {
     let verdict: Decision;
     if (!this.opts.isReady()) {
@@ -138,7 +139,7 @@ export class WebhookServer {
         verdict = await handler(review);
       } catch (err) {
         this.opts.logger.error(
-          { path, uid: review.uid, namespace: review.namespace, name: review.name, err: (err as Error).message },
+          { rid: review.uid, path, uid: review.uid, namespace: review.namespace, name: review.name, err: (err as Error).message },
           'webhook handler failed',
         );
         verdict = { allowed: false, code: 500, reason: 'InternalError', message: `Internal error occurred: ${(err as Error).message}` };
@@ -147,6 +148,7 @@ export class WebhookServer {
     if (!verdict.allowed) {
       this.opts.logger.info(
         {
+          rid: review.uid,
           path,
           namespace: review.namespace,
           name: review.name,

@@ -19,7 +19,8 @@ export class AnchorReconciler {
     private readonly expectations = new WriteExpectations(),
   ) {}
 
-  async reconcile(key: string): Promise<void> {
+  /** `rid` names this reconcile on its log lines (kube/log-context.ts). */
+  async reconcile(key: string, rid?: string): Promise<void> {
     const current = this.anchors.get(key);
     if (!current) return;
     // Our last write has not reached the cache yet: its watch event brings this key back.
@@ -34,7 +35,7 @@ export class AnchorReconciler {
       try {
         await this.writer.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: child, ...plan.create } });
         this.expectations.wrote(`ns/${child}`, undefined);
-        this.log.info({ namespace: parent, anchor: child }, 'created subnamespace');
+        this.log.info({ rid, namespace: parent, anchor: child }, 'created subnamespace');
         created = true;
       } catch (err) {
         // Someone else's namespace of that name appeared meanwhile: the next pass says Conflict.
@@ -44,7 +45,7 @@ export class AnchorReconciler {
     if (plan.deleteNamespace) {
       try {
         await this.writer.delete(`/api/v1/namespaces/${child}`);
-        this.log.info({ namespace: parent, anchor: child }, 'deleting subnamespace of a deleted anchor');
+        this.log.info({ rid, namespace: parent, anchor: child }, 'deleting subnamespace of a deleted anchor');
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
@@ -58,6 +59,6 @@ export class AnchorReconciler {
       // An anchor whose last finalizer we removed may already be gone.
       if (!isNotFound(err)) throw err;
     }
-    this.log.info({ namespace: parent, anchor: child, state: desired.status?.status, finalizer: plan.finalizer }, 'updated anchor');
+    this.log.info({ rid, namespace: parent, anchor: child, state: desired.status?.status, finalizer: plan.finalizer }, 'updated anchor');
   }
 }

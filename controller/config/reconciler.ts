@@ -61,8 +61,8 @@ export interface ConfigDeps {
 
 /** The types the configuration resolves to, as the controller runs them. */
 export interface PropagatedTypes {
-  /** Starts, re-modes and stops the types' propagators to match. */
-  sync(types: ConfiguredType[]): Promise<void>;
+  /** Starts, re-modes and stops the types' propagators to match (`rid`: the reconcile's, for its log lines). */
+  sync(types: ConfiguredType[], rid?: string): Promise<void>;
   counts(type: ConfiguredType): TypeCounts;
   /** True when no propagator has work queued or running. */
   idle(): boolean;
@@ -82,7 +82,7 @@ export interface ConfigReconcilerDeps {
   resolve: (config: HNCConfiguration) => Promise<Resolve>;
   types: PropagatedTypes;
   /** The kinds HNC's manager may not fully access (none if not given). */
-  missingAccess?: (types: readonly ConfiguredType[]) => Promise<MissingAccess[]>;
+  missingAccess?: (types: readonly ConfiguredType[], rid?: string) => Promise<MissingAccess[]>;
   expectations?: WriteExpectations;
 }
 
@@ -98,7 +98,8 @@ export class ConfigReconciler {
     this.expectations = deps.expectations ?? new WriteExpectations();
   }
 
-  async reconcile(): Promise<ReconcileResult> {
+  /** `rid` names this reconcile on its log lines (kube/log-context.ts). */
+  async reconcile(rid?: string): Promise<ReconcileResult> {
     let config = this.deps.configs.get(KEY);
     const leader = this.deps.isLeader();
     if (!config && !leader) return;
@@ -111,7 +112,7 @@ export class ConfigReconciler {
           metadata: { name: KEY },
           spec: {},
         });
-        this.deps.log.info({ name: KEY }, 'created the HNCConfiguration');
+        this.deps.log.info({ rid, name: KEY }, 'created the HNCConfiguration');
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
         return; // the watch brings it
@@ -120,9 +121,12 @@ export class ConfigReconciler {
     const resolved = resolveConfig(config, await this.deps.resolve(config));
     // A kind the manager may not access gets no propagator (it would only retry 403s) but a
     // condition with the fix, and is checked again every second so that a grant takes effect at once.
-    const missing = (await this.deps.missingAccess?.(resolved.types)) ?? [];
+    const missing = (await this.deps.missingAccess?.(resolved.types, rid)) ?? [];
     const lacks = (t: ConfiguredType) => missing.some((m) => m.group === t.group && m.resource === t.resource);
-    await this.deps.types.sync(resolved.types.filter((t) => !lacks(t)));
+    await this.deps.types.sync(
+      resolved.types.filter((t) => !lacks(t)),
+      rid,
+    );
     const accessCondition = missingAccessCondition(missing);
     if (accessCondition) resolved.conditions.push(accessCondition);
     const recheck: ReconcileResult = missing.length ? { requeueAfter: ACCESS_RECHECK_MS } : undefined;
@@ -194,7 +198,7 @@ export class ConfigController {
       resolve: (config) =>
         this.discovery.resolver(['rbac.authorization.k8s.io', ...(config.spec?.resources ?? []).map((r) => r.group ?? '')]),
       types: {
-        sync: (types) => this.syncPropagators(types),
+        sync: (types, rid) => this.syncPropagators(types, rid),
         counts: (t) => {
           const p = this.propagators.get(typeKey(t));
           return { propagated: p?.numPropagated ?? 0, sources: p?.numSources ?? 0 };
@@ -202,7 +206,7 @@ export class ConfigController {
         idle: () => [...this.propagators.values()].every((p) => p.isIdle()),
         countsSettleInMs: () => Math.max(0, Math.ceil(this.lastCountChange + COUNTS_STILL_MS - performance.now())),
       },
-      missingAccess: (types) => this.missingAccess(types),
+      missingAccess: (types, rid) => this.missingAccess(types, rid),
     });
     // A CRD that appears (or changes) may be a type the configuration names: resolve again soon.
     this.unsubscribeCrds = deps.cache.crds.addHandler(() => this.queue.addAfter(KEY, STATUS_DELAY_MS));
@@ -221,7 +225,7 @@ export class ConfigController {
   async start(): Promise<void> {
     this.reflector.start();
     await this.reflector.synced;
-    this.queue.run(() => this.reconciler.reconcile(), 1);
+    this.queue.run((_key, rid) => this.reconciler.reconcile(rid), 1);
     this.queue.add(KEY);
     this.timer = setInterval(() => this.queue.add(KEY), RESYNC_MS);
     this.timer.unref();
@@ -269,7 +273,7 @@ export class ConfigController {
   }
 
   /** The kinds the manager may not fully use, by SelfSubjectAccessReviews (found access is kept a minute). */
-  private async missingAccess(types: readonly ConfiguredType[]): Promise<MissingAccess[]> {
+  private async missingAccess(types: readonly ConfiguredType[], rid?: string): Promise<MissingAccess[]> {
     const now = Date.now();
     const missing: MissingAccess[] = [];
     await Promise.all(
@@ -279,11 +283,11 @@ export class ConfigController {
         // While a kind stays denied, one review a second (of a verb it lacked) tells whether a
         // grant came; only then (or every ACCESS_FULL_RECHECK_MS) are all its verbs checked again.
         const lacked = this.lacking.get(key);
-        if (lacked && lacked.at > now - ACCESS_FULL_RECHECK_MS && !(await this.selfCan(lacked.verbs[0]!, t))) {
+        if (lacked && lacked.at > now - ACCESS_FULL_RECHECK_MS && !(await this.selfCan(lacked.verbs[0]!, t, rid))) {
           missing.push({ group: t.group, resource: t.resource, verbs: lacked.verbs });
           return;
         }
-        const allowed = await Promise.all(PROPAGATION_VERBS.map((verb) => this.selfCan(verb, t)));
+        const allowed = await Promise.all(PROPAGATION_VERBS.map((verb) => this.selfCan(verb, t, rid)));
         const verbs = PROPAGATION_VERBS.filter((_, i) => !allowed[i]);
         if (verbs.length) {
           missing.push({ group: t.group, resource: t.resource, verbs });
@@ -297,7 +301,7 @@ export class ConfigController {
     return missing.sort((a, b) => (typeKey(a) < typeKey(b) ? -1 : 1));
   }
 
-  private async selfCan(verb: string, t: ConfiguredType): Promise<boolean> {
+  private async selfCan(verb: string, t: ConfiguredType, rid?: string): Promise<boolean> {
     try {
       const review = await this.deps.client.create<{ status?: { allowed?: boolean } }>(
         '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
@@ -310,12 +314,12 @@ export class ConfigController {
       return review.status?.allowed === true;
     } catch (err) {
       // A check that cannot be made blocks nothing: the propagator reports what really fails.
-      this.deps.log.warn({ type: typeKey(t), verb, err: (err as Error).message }, 'could not check the manager access');
+      this.deps.log.warn({ rid, type: typeKey(t), verb, err: (err as Error).message }, 'could not check the manager access');
       return true;
     }
   }
 
-  private async syncPropagators(types: ConfiguredType[]): Promise<void> {
+  private async syncPropagators(types: ConfiguredType[], rid?: string): Promise<void> {
     if (this.stopping) return;
     const wanted = new Map(types.map((t) => [typeKey(t), t]));
     for (const [key, p] of this.propagators) {
@@ -324,7 +328,7 @@ export class ConfigController {
       if (!t || t.version !== p.type.version) {
         this.propagators.delete(key);
         await p.stop();
-        this.deps.log.info({ type: key }, 'stopped propagating type');
+        this.deps.log.info({ rid, type: key }, 'stopped propagating type');
       } else p.setMode(t.mode);
     }
     for (const [key, t] of wanted) {
@@ -339,7 +343,7 @@ export class ConfigController {
       });
       this.propagators.set(key, p);
       await p.start();
-      this.deps.log.info({ type: key, mode: t.mode }, 'propagating type');
+      this.deps.log.info({ rid, type: key, mode: t.mode }, 'propagating type');
     }
     if (!this.lastTypes || !jsonEqual(types, this.lastTypes)) {
       this.lastTypes = types;

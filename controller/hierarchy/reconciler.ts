@@ -22,7 +22,8 @@ export class HierarchyReconciler {
     private readonly expectations = new WriteExpectations(),
   ) {}
 
-  async reconcile(ns: string): Promise<void> {
+  /** `rid` names this reconcile on its log lines (kube/log-context.ts). */
+  async reconcile(ns: string, rid?: string): Promise<void> {
     const obj = this.namespaces.get(ns);
     if (!obj) return; // gone: the model already dropped it and enqueued its relatives
     const current = this.hierarchies.get(`${ns}/${Singleton.hierarchy}`);
@@ -36,12 +37,12 @@ export class HierarchyReconciler {
     if (plan.action === 'create') {
       await this.writer.create(hierarchyConfigurationPath(ns), plan.object);
       this.expectations.wrote(`hc/${ns}`, undefined);
-      this.log.info({ namespace: ns, parent: plan.object.spec?.parent }, 'created HierarchyConfiguration');
+      this.log.info({ rid, namespace: ns, parent: plan.object.spec?.parent }, 'created HierarchyConfiguration');
     } else if (plan.action === 'update') {
       await this.writer.replace(hierarchyConfigurationPath(ns, Singleton.hierarchy), plan.object);
       this.expectations.wrote(`hc/${ns}`, current?.metadata.resourceVersion);
       this.log.info(
-        { namespace: ns, parent: plan.object.spec?.parent, conditions: plan.object.status?.conditions?.map((c) => c.reason) },
+        { rid, namespace: ns, parent: plan.object.spec?.parent, conditions: plan.object.status?.conditions?.map((c) => c.reason) },
         'updated HierarchyConfiguration',
       );
     }
@@ -59,7 +60,7 @@ export class HierarchyReconciler {
       // The resourceVersion makes a stale cache fail with 409 rather than undo someone's change.
       await this.writer.mergePatch(`/api/v1/namespaces/${ns}`, { metadata: { ...patch, resourceVersion: obj.metadata.resourceVersion } });
       this.expectations.wrote(`ns/${ns}`, obj.metadata.resourceVersion);
-      this.log.info({ namespace: ns, labels: patch.labels, annotations: patch.annotations }, 'updated namespace metadata');
+      this.log.info({ rid, namespace: ns, labels: patch.labels, annotations: patch.annotations }, 'updated namespace metadata');
     }
   }
 

@@ -74,21 +74,21 @@ export class HrqController {
     );
     await quotas.whenSynced;
     await quotas.hierarchy.whenSynced;
-    const guard = (what: string, fn: (key: string) => Promise<void>) => async (key: string) => {
+    const guard = (what: string, fn: (key: string, rid: string) => Promise<void>) => async (key: string, rid: string) => {
       if (!this.deps.isLeader()) return;
       try {
-        await fn(key);
+        await fn(key, rid);
       } catch (err) {
-        this.deps.log.warn({ reconciler: what, key, err: (err as Error).message }, 'reconcile failed; will retry');
+        this.deps.log.warn({ rid, reconciler: what, key, err: (err as Error).message }, 'reconcile failed; will retry');
         throw err;
       }
     };
     this.singletonQueue.run(
-      guard('hrq-singleton', (ns) => this.reconcileSingleton(ns)),
+      guard('hrq-singleton', (ns, rid) => this.reconcileSingleton(ns, rid)),
       this.deps.workers,
     );
     this.statusQueue.run(
-      guard('hrq-status', (key) => this.reconcileStatus(key)),
+      guard('hrq-status', (key, rid) => this.reconcileStatus(key, rid)),
       this.deps.workers,
     );
     this.resyncAll();
@@ -122,7 +122,8 @@ export class HrqController {
     for (const ns of this.model.namespacesWithHrqs()) for (const name of this.model.hrqNames(ns)) this.statusQueue.add(`${ns}/${name}`);
   }
 
-  async reconcileSingleton(ns: string): Promise<void> {
+  /** `rid` names this reconcile on its log lines (kube/log-context.ts). */
+  async reconcileSingleton(ns: string, rid?: string): Promise<void> {
     const { writer, log } = this.deps;
     const current = this.deps.quotas.singletons.store.get(`${ns}/${HRQ_RESOURCE_QUOTA_NAME}`);
     if (this.expectations.stale(ns, current?.metadata.resourceVersion)) return;
@@ -137,7 +138,7 @@ export class HrqController {
           preconditions: { uid: current.metadata.uid, resourceVersion: current.metadata.resourceVersion },
         });
         this.expectations.wrote(ns, current.metadata.resourceVersion);
-        log.info({ namespace: ns }, 'deleted the HRQ ResourceQuota: no HRQ limits this namespace any more');
+        log.info({ rid, namespace: ns }, 'deleted the HRQ ResourceQuota: no HRQ limits this namespace any more');
         return;
       }
       if (h.namespace(ns)?.deleting) return; // a namespace on its way out takes its singleton with it
@@ -157,12 +158,12 @@ export class HrqController {
         };
         await writer.create(singletonPath(ns, false), rq);
         this.expectations.wrote(ns, undefined);
-        log.info({ namespace: ns, hard }, 'created the HRQ ResourceQuota');
+        log.info({ rid, namespace: ns, hard }, 'created the HRQ ResourceQuota');
         return;
       }
       if (!isSingleton(current)) {
         const message = `a ResourceQuota named ${HRQ_RESOURCE_QUOTA_NAME} exists without the label ${Label.hrq}=true; HNC does not take over objects it did not create, so the hierarchical quotas above this namespace are not enforced in it`;
-        log.warn({ namespace: ns }, message);
+        log.warn({ rid, namespace: ns }, message);
         this.warnHrqsOver(ns, message);
         return;
       }
@@ -174,7 +175,7 @@ export class HrqController {
         spec: { ...current.spec, hard },
       });
       this.expectations.wrote(ns, current.metadata.resourceVersion);
-      log.info({ namespace: ns, hard }, 'updated the HRQ ResourceQuota');
+      log.info({ rid, namespace: ns, hard }, 'updated the HRQ ResourceQuota');
     } catch (err) {
       // A stale cache (409) or a race with a deletion (404) is retried quietly from fresher data.
       if (!isConflict(err) && !isNotFound(err) && !isAlreadyExists(err))
@@ -183,7 +184,7 @@ export class HrqController {
     }
   }
 
-  async reconcileStatus(key: string): Promise<void> {
+  async reconcileStatus(key: string, rid?: string): Promise<void> {
     const hrq = this.deps.quotas.hrqs.store.get(key);
     if (!hrq) return;
     if (this.expectations.stale(`hrq/${key}`, hrq.metadata.resourceVersion)) return;
@@ -193,7 +194,7 @@ export class HrqController {
     const next: HierarchicalResourceQuota = { ...hrq, apiVersion: API_VERSION, kind: Kind.HierarchicalResourceQuota, status };
     await this.deps.writer.replace(hrqPath(namespace, name), next);
     this.expectations.wrote(`hrq/${key}`, hrq.metadata.resourceVersion);
-    this.deps.log.info({ namespace, name, used: status.used }, 'updated HRQ status');
+    this.deps.log.info({ rid, namespace, name, used: status.used }, 'updated HRQ status');
   }
 
   private warnHrqsOver(ns: string, message: string): void {

@@ -94,8 +94,11 @@ export class CopyReconciler {
     return true;
   }
 
-  /** Throws the first failed write (after attempting every other one), for the queue to retry. */
-  async reconcile(ns: string): Promise<CopyReconcileResult> {
+  /**
+   * Throws the first failed write (after attempting every other one), for the queue to retry.
+   * `rid` names this reconcile on its log lines (kube/log-context.ts).
+   */
+  async reconcile(ns: string, rid?: string): Promise<CopyReconcileResult> {
     if (this.cacheBehind(ns)) {
       this.waiting.add(ns);
       return 'skipped'; // the watch events of our last writes bring this key back
@@ -121,7 +124,7 @@ export class CopyReconciler {
         names.add(name);
         // One line per copy is debug: a source at the root is one write per descendant. The
         // source's change is logged at info (by the propagator), failures as warnings.
-        log.debug({ namespace: ns, name, type: typeKey(type), source }, what);
+        log.debug({ rid, namespace: ns, name, type: typeKey(type), source }, what);
         return true;
       } catch (err) {
         failures.push(err as Error);

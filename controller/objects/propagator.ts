@@ -93,7 +93,7 @@ export class TypePropagator {
   async start(): Promise<void> {
     this.reflector.start();
     await this.reflector.synced;
-    this.queue.run((ns) => this.reconcile(ns), this.deps.workers);
+    this.queue.run((ns, rid) => this.reconcile(ns, rid), this.deps.workers);
     this.running = true;
     this.warnAboutSources();
     this.replanAll();
@@ -189,9 +189,9 @@ export class TypePropagator {
     void old;
   }
 
-  private async reconcile(ns: string): Promise<void> {
+  private async reconcile(ns: string, rid: string): Promise<void> {
     if (!this.deps.isLeader()) return;
-    if ((await this.copies.reconcile(ns)) === 'skipped') return;
+    if ((await this.copies.reconcile(ns, rid)) === 'skipped') return;
     const since = this.pendingSince.get(ns);
     if (since !== undefined) {
       this.pendingSince.delete(ns);

@@ -6,7 +6,7 @@
 //   a token bucket so a widespread failure cannot turn into a retry storm.
 import { backoffDelay, TokenBucket } from './ratelimit.js';
 import type { BackoffOptions, TokenBucketOptions } from './ratelimit.js';
-import { newRequestId, withRequestId } from '../log-context.js';
+import { newRequestId } from '../log-context.js';
 import { noopLogger } from './logger.js';
 import type { Logger } from './logger.js';
 
@@ -18,7 +18,8 @@ import type { Logger } from './logger.js';
  * Throwing also retries with backoff, and logs the error.
  */
 export type ReconcileResult = void | undefined | { requeue?: boolean; requeueAfter?: number };
-export type QueueHandler = (key: string) => ReconcileResult | Promise<ReconcileResult>;
+/** `rid` is this reconcile's own id, for the handler's log lines (kube/log-context.ts). */
+export type QueueHandler = (key: string, rid: string) => ReconcileResult | Promise<ReconcileResult>;
 
 /** Optional hooks for metrics (e.g. prom-client counters and gauges). */
 export interface QueueMetrics {
@@ -247,14 +248,13 @@ export class WorkQueue {
     let failed = false;
     let result: ReconcileResult;
     // One reconcile, one id: every line it logs carries the same rid (kube/log-context.ts).
-    await withRequestId(newRequestId(), async () => {
-      try {
-        result = await handler(key);
-      } catch (err) {
-        failed = true;
-        this.log.error({ err, key, queue: this.name, retries: this.numRequeues(key) }, 'reconcile failed; will retry');
-      }
-    });
+    const rid = newRequestId();
+    try {
+      result = await handler(key, rid);
+    } catch (err) {
+      failed = true;
+      this.log.error({ rid, err, key, queue: this.name, retries: this.numRequeues(key) }, 'reconcile failed; will retry');
+    }
     this.processing.delete(key);
     this.active--;
     try {
