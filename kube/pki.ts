@@ -1,12 +1,22 @@
 // A small certificate authority on WebCrypto (ECDSA P-256): the local control plane uses it for
 // every component and for minted users, and the webhook server for its serving certificate.
-import { webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+//
+// @peculiar/x509 is loaded on first use, not with this module: it costs the manager about 10 MB of
+// memory, and a manager whose certificate is still valid (every start but the first) never needs
+// it; the expiry of a certificate is read with node:crypto (docs/benchmarks.md, item 2).
+import { X509Certificate as NodeX509Certificate, webcrypto } from 'node:crypto';
+import type * as X509 from '@peculiar/x509';
 
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 
-x509.cryptoProvider.set(webcrypto as never);
+let loaded: Promise<typeof X509> | undefined;
+function x509lib(): Promise<typeof X509> {
+  return (loaded ??= import('@peculiar/x509').then((x509) => {
+    x509.cryptoProvider.set(webcrypto as never);
+    return x509;
+  }));
+}
 
 const EC = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 const SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;
@@ -36,23 +46,24 @@ async function newKeyPair(): Promise<CryptoKeyPair> {
 
 async function keyToPem(key: CryptoKey): Promise<string> {
   const der = await webcrypto.subtle.exportKey('pkcs8', key);
-  return x509.PemConverter.encode(der, 'PRIVATE KEY');
+  return (await x509lib()).PemConverter.encode(der, 'PRIVATE KEY');
 }
 
-function subject(commonName: string, organizations: string[] = []): x509.JsonName {
+function subject(commonName: string, organizations: string[] = []): X509.JsonName {
   // JSON names avoid escaping problems with commas or '=' in user and group names.
   return [...organizations.map((o) => ({ O: [o] })), { CN: [commonName] }];
 }
 
 export class CertificateAuthority {
   private constructor(
-    readonly cert: x509.X509Certificate,
+    readonly cert: X509.X509Certificate,
     private readonly signingKey: CryptoKey,
     readonly certPem: string,
     readonly keyPem: string,
   ) {}
 
   static async create(commonName: string, days = 365): Promise<CertificateAuthority> {
+    const x509 = await x509lib();
     const keys = await newKeyPair();
     const now = Date.now();
     const cert = await x509.X509CertificateGenerator.createSelfSigned({
@@ -71,6 +82,7 @@ export class CertificateAuthority {
   }
 
   static async load(certPem: string, keyPem: string): Promise<CertificateAuthority> {
+    const x509 = await x509lib();
     const cert = new x509.X509Certificate(certPem);
     const der = x509.PemConverter.decodeFirst(keyPem);
     const key = await webcrypto.subtle.importKey('pkcs8', der, EC, true, ['sign']);
@@ -83,10 +95,11 @@ export class CertificateAuthority {
   }
 
   async issue(req: CertRequest): Promise<PemPair> {
+    const x509 = await x509lib();
     const keys = await newKeyPair();
     const now = Date.now();
     const usages = req.usage === 'client' ? [CLIENT_AUTH] : req.usage === 'server' ? [SERVER_AUTH] : [SERVER_AUTH, CLIENT_AUTH];
-    const extensions: x509.Extension[] = [
+    const extensions: X509.Extension[] = [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
       new x509.ExtendedKeyUsageExtension(usages),
@@ -115,10 +128,10 @@ export class CertificateAuthority {
 export async function newSigningKeyPair(): Promise<{ privateKey: string; publicKey: string }> {
   const keys = await newKeyPair();
   const spki = await webcrypto.subtle.exportKey('spki', keys.publicKey);
-  return { privateKey: await keyToPem(keys.privateKey), publicKey: x509.PemConverter.encode(spki, 'PUBLIC KEY') };
+  return { privateKey: await keyToPem(keys.privateKey), publicKey: (await x509lib()).PemConverter.encode(spki, 'PUBLIC KEY') };
 }
 
-/** When a PEM certificate stops being valid. */
+/** When a PEM certificate (the first of the text) stops being valid. */
 export function certificateExpiry(certPem: string): Date {
-  return new x509.X509Certificate(certPem).notAfter;
+  return new Date(new NodeX509Certificate(certPem).validTo);
 }
