@@ -6,7 +6,7 @@
 import { ApiError } from './client.js';
 import type { EventTarget } from './events.js';
 import { Store, type KubeObject } from './watch/store.js';
-import type { DeleteOptions, Events, WriteVerb, Writes } from './writes.js';
+import type { DeleteOptions, Events, WriteOptions, WriteVerb, Writes } from './writes.js';
 
 export interface RecordedWrite {
   verb: WriteVerb;
@@ -46,12 +46,12 @@ export class RecordingWrites implements Writes {
     this.writes.length = 0;
   }
 
-  create<T>(path: string, body: unknown): Promise<T> {
-    return this.record<T>({ verb: 'create', path, body });
+  create<T>(path: string, body: unknown, opts: WriteOptions = {}): Promise<T> {
+    return this.record<T>({ verb: 'create', path, body }, opts.answer);
   }
 
-  replace<T>(path: string, body: unknown): Promise<T> {
-    return this.record<T>({ verb: 'update', path, body });
+  replace<T>(path: string, body: unknown, opts: WriteOptions = {}): Promise<T> {
+    return this.record<T>({ verb: 'update', path, body }, opts.answer);
   }
 
   mergePatch<T>(path: string, patch: unknown): Promise<T> {
@@ -62,15 +62,22 @@ export class RecordingWrites implements Writes {
     return this.record<T>({ verb: 'delete', path, preconditions: opts.preconditions });
   }
 
-  private record<T>(write: Omit<RecordedWrite, 'ok'>): Promise<T> {
+  private record<T>(write: Omit<RecordedWrite, 'ok'>, answer: WriteOptions['answer'] = 'object'): Promise<T> {
     const i = this.failures.findIndex(
       (f) => f.verb === write.verb && (typeof f.path === 'string' ? f.path === write.path : f.path.test(write.path)),
     );
     const failure = i >= 0 ? this.failures.splice(i, 1)[0] : undefined;
     this.writes.push({ ...write, ok: !failure });
     if (failure) return Promise.reject(apiError(write.verb, write.path, failure.code, failure.reason));
-    // The body back, as the server would answer with what it stored (a delete answers a Status).
-    return Promise.resolve((write.verb === 'delete' ? { kind: 'Status', status: 'Success' } : structuredClone(write.body)) as T);
+    // The body back, as the server would answer with what it stored (a delete answers a Status),
+    // or only its metadata when that was asked for.
+    if (write.verb === 'delete') return Promise.resolve({ kind: 'Status', status: 'Success' } as T);
+    const stored = structuredClone(write.body) as { metadata?: unknown };
+    return Promise.resolve(
+      (answer === 'metadata'
+        ? { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: stored?.metadata ?? {} }
+        : stored) as T,
+    );
   }
 }
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { KubeClient } from './client.js';
-import { rateLimitKey, resourceOf, Writer } from './writer.js';
+import type { KubeClient, RequestOptions } from './client.js';
+import { METADATA_ONLY, rateLimitKey, resourceOf, Writer } from './writer.js';
 
 const failingOn = (bad: string) =>
   ({
@@ -102,5 +102,30 @@ describe('Writer', () => {
       'hnc.x-k8s.io/hierarchyconfigurations',
     );
     expect(rateLimitKey('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config')).toBe('hnc.x-k8s.io/hncconfigurations');
+  });
+
+  it('asks for the metadata only when told to, for a create or an update, and for the whole object otherwise', async () => {
+    const sent: Array<[string, RequestOptions]> = [];
+    const client = {
+      request: (method: string, _path: string, opts: RequestOptions) => {
+        sent.push([method, opts]);
+        return Promise.resolve({});
+      },
+    } as unknown as KubeClient;
+    const w = new Writer(client, { qps: 1000 });
+    await w.create('/api/v1/namespaces/a/configmaps', { metadata: { name: 'x' } }, { answer: 'metadata', query: { dryRun: 'All' } });
+    await w.replace('/api/v1/namespaces/a/configmaps/x', { metadata: { name: 'x' } }, { answer: 'metadata' });
+    await w.create('/api/v1/namespaces/a/configmaps', {});
+    await w.replace('/api/v1/namespaces/a/configmaps/x', {}, { answer: 'object' });
+    await w.mergePatch('/api/v1/namespaces/a', {});
+    expect(sent.map(([method, opts]) => [method, opts.accept])).toEqual([
+      ['POST', METADATA_ONLY],
+      ['PUT', METADATA_ONLY],
+      ['POST', undefined],
+      ['PUT', undefined],
+      ['PATCH', undefined],
+    ]);
+    expect(sent[0]![1]).toMatchObject({ body: { metadata: { name: 'x' } }, query: { dryRun: 'All' } });
+    expect(METADATA_ONLY).toBe('application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json');
   });
 });

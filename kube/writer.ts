@@ -7,7 +7,7 @@
 // would make the same flag value slower than HNC's.
 import type { KubeClient, RequestOptions } from './client.js';
 import { TokenBucket } from './watch/ratelimit.js';
-import type { DeleteOptions, WriteVerb, Writes } from './writes.js';
+import type { DeleteOptions, WriteOptions, WriteVerb, Writes } from './writes.js';
 
 export type { WriteVerb } from './writes.js';
 
@@ -21,6 +21,15 @@ export interface WriterOptions {
 }
 
 const RECENT = 32;
+
+/**
+ * The Accept header that makes the API server answer a write with the stored object's metadata
+ * only: it honours `as=PartialObjectMetadata` on the answers of POST, PUT and PATCH as on reads
+ * (test/integration/writer.test.ts; without `g=meta.k8s.io` it refuses with 406). Plain JSON is
+ * the fallback, for a server that cannot (an aggregated API): the answer is then the whole object,
+ * which has the same metadata.
+ */
+export const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json';
 
 export class Writer implements Writes {
   /** One token bucket per resource type ("group/resource"), made on its first write. */
@@ -61,13 +70,13 @@ export class Writer implements Writes {
     return this.counts.create + this.counts.update + this.counts.patch + this.counts.delete;
   }
 
-  create<T>(path: string, body: unknown, query?: RequestOptions['query']): Promise<T> {
-    return this.write<T>('create', 'POST', path, { body, query });
+  create<T>(path: string, body: unknown, opts: WriteOptions = {}): Promise<T> {
+    return this.write<T>('create', 'POST', path, { body, query: opts.query, accept: acceptFor(opts) });
   }
 
   /** PUT of a whole object; its metadata.resourceVersion makes it fail with 409 on a stale read. */
-  replace<T>(path: string, body: unknown): Promise<T> {
-    return this.write<T>('update', 'PUT', path, { body });
+  replace<T>(path: string, body: unknown, opts: WriteOptions = {}): Promise<T> {
+    return this.write<T>('update', 'PUT', path, { body, query: opts.query, accept: acceptFor(opts) });
   }
 
   mergePatch<T>(path: string, patch: unknown): Promise<T> {
@@ -103,6 +112,10 @@ export class Writer implements Writes {
       throw err;
     }
   }
+}
+
+function acceptFor(opts: WriteOptions): string | undefined {
+  return opts.answer === 'metadata' ? METADATA_ONLY : undefined;
 }
 
 /** The resource a REST path names: /api/v1/namespaces/x/roles/y -> roles; /api/v1/namespaces/x -> namespaces. */

@@ -7,6 +7,19 @@ import type { EventTarget } from './events.js';
 
 export type WriteVerb = 'create' | 'update' | 'patch' | 'delete';
 
+/**
+ * What a create or an update answers: the whole object the server stored (the default), or only
+ * its metadata (`metadata`: a PartialObjectMetadata, with the new resourceVersion), for a caller
+ * that reads nothing else. A copy's answer then leaves out its content: less for the API server to
+ * send and for HNC to parse, on every one of the thousands of writes of a propagation.
+ */
+export type WriteAnswer = 'object' | 'metadata';
+
+export interface WriteOptions {
+  query?: RequestOptions['query'];
+  answer?: WriteAnswer;
+}
+
 /** With preconditions, a delete happens only if the object still has that uid and resourceVersion. */
 export interface DeleteOptions {
   query?: RequestOptions['query'];
@@ -14,10 +27,10 @@ export interface DeleteOptions {
 }
 
 export interface Writes {
-  /** POST to a collection path; resolves to the object the server stored. */
-  create<T>(path: string, body: unknown, query?: RequestOptions['query']): Promise<T>;
+  /** POST to a collection path; resolves to the object the server stored (or its metadata, as asked). */
+  create<T>(path: string, body: unknown, opts?: WriteOptions): Promise<T>;
   /** PUT of a whole object; its metadata.resourceVersion makes it fail with 409 on a stale read. */
-  replace<T>(path: string, body: unknown): Promise<T>;
+  replace<T>(path: string, body: unknown, opts?: WriteOptions): Promise<T>;
   /** A JSON merge patch (only the keys that differ). */
   mergePatch<T>(path: string, patch: unknown): Promise<T>;
   delete<T>(path: string, opts?: DeleteOptions): Promise<T>;

@@ -19,6 +19,9 @@ export interface ResolvedType extends PropagationType {
   readonly resource: string;
 }
 
+/** A copy's write needs only the new resourceVersion from the answer (kube/writes.ts). */
+const METADATA = { answer: 'metadata' } as const;
+
 export type Obj = PropagatableObject & { metadata: NonNullable<PropagatableObject['metadata']> & { name: string; namespace: string } };
 
 export const typeKey = (t: { group: string; resource: string }): string => (t.group ? `${t.resource}.${t.group}` : t.resource);
@@ -150,15 +153,15 @@ export class CopyReconciler {
     // Copies in place afterwards: those already as desired, and those written now.
     let confirmed = plan.inSync.length;
     for (const c of plan.create)
-      if (await attempt('created copy', c.name, c.source, () => writes.create(this.path(ns), c.object))) confirmed++;
+      if (await attempt('created copy', c.name, c.source, () => writes.create(this.path(ns), c.object, METADATA))) confirmed++;
     for (const u of plan.update) {
       const ok = u.recreate
         ? // An immutable field changed (a RoleBinding's roleRef): delete our copy, then create it anew
           // (two attempts, so a failure is reported as the step that failed).
           (await attempt('deleted copy to recreate it', u.name, u.source, () =>
             writes.delete(this.path(ns, u.name), { preconditions: { uid: u.existing.metadata?.uid } }),
-          )) && (await attempt('recreated copy', u.name, u.source, () => writes.create(this.path(ns), u.object)))
-        : await attempt('updated copy', u.name, u.source, () => writes.replace(this.path(ns, u.name), u.object));
+          )) && (await attempt('recreated copy', u.name, u.source, () => writes.create(this.path(ns), u.object, METADATA)))
+        : await attempt('updated copy', u.name, u.source, () => writes.replace(this.path(ns, u.name), u.object, METADATA));
       if (ok) confirmed++;
     }
     for (const d of plan.delete) {
