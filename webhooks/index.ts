@@ -85,6 +85,8 @@ export class Webhooks {
   private readonly stopper = new AbortController();
   private repairing?: Promise<void>;
   private repairAgain = false;
+  /** The registration pass last queued (register()). */
+  private lastPass: Promise<void> = Promise.resolve();
   /** Configuration writes sent (each configuration written counts one). */
   configurationWrites = 0;
   private probeNonce?: string;
@@ -331,7 +333,18 @@ export class Webhooks {
     if (this.server) await this.register();
   }
 
-  private async register(): Promise<void> {
+  /**
+   * One registration pass after another: two at once (the propagated kinds arriving while a
+   * repair runs, the watch's event of our own first write) would both read the configurations
+   * before either wrote, and both write the same one. Each pass reads what the one before wrote.
+   */
+  private register(): Promise<void> {
+    const pass = this.lastPass.then(() => this.registerPass());
+    this.lastPass = pass.catch(() => undefined);
+    return pass;
+  }
+
+  private async registerPass(): Promise<void> {
     // Registering before the propagated kinds are known would empty the objects webhook's rules
     // (of a running cluster, on a restart) only to fill them again a moment later.
     if (this.opts.registerConfigurations === false || this.objectRules === undefined || this.stopper.signal.aborted) return;

@@ -328,6 +328,27 @@ describe('webhooks', () => {
     expect(wh.configurationWrites - writes).toBe(2);
   });
 
+  it('writes a deleted configuration once when registration passes overlap', async () => {
+    const wh = hnc.webhooks!;
+    const settled = async () => (wh.configurationsSettled ? true : undefined);
+    await eventually(settled, 'the configurations to be in place');
+    // The kinds the controller propagates now: the objects webhook's rules stay as they are.
+    const types = [...hnc.manager.config.propagators.values()].map((p) => ({
+      group: p.type.group,
+      resource: p.type.resource,
+      mode: p.currentMode,
+    }));
+    const writes = wh.configurationWrites;
+    await cluster.admin.delete(
+      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hnc-validating-webhook-configuration',
+    );
+    // The watch's repair and two updates of the propagated kinds at once (as at a cold start, when
+    // the kinds arrive while a repair runs): each pass reads what the one before it wrote.
+    await Promise.all([wh.setPropagatedTypes(types), wh.setPropagatedTypes(types)]);
+    await eventually(settled, 'the repair to settle');
+    expect(wh.configurationWrites - writes).toBe(1);
+  });
+
   it('keeps its serving certificate in a Secret and renews it before expiry, keeping the CA', async () => {
     const client = await KubeClient.fromKubeconfig((await mintUser(inject('stateDir'), MANAGER_USER, MANAGER_GROUPS)).kubeconfigPath);
     // The running HNC's own Secret (its RBAC allows no other), with the names it was issued for.
