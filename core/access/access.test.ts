@@ -123,6 +123,20 @@ describe('subjects', () => {
 });
 
 describe('grants of RoleBindings as they are', () => {
+  it('sorts by namespace, subject, role and binding unless told not to', () => {
+    const bindings = [rb('b', 'x', { to: ['user:zed'] }), rb('a', 'y', { to: ['user:amy'] }), rb('b', 'w', { to: ['group:g'] })];
+    expect(lines(grantsOf(bindings))).toEqual([
+      'a: user:amy admin via y (own)',
+      'b: group:g admin via w (own)',
+      'b: user:zed admin via x (own)',
+    ]);
+    expect(lines(grantsOf(bindings, { sorted: false }))).toEqual([
+      'b: user:zed admin via x (own)',
+      'a: user:amy admin via y (own)',
+      'b: group:g admin via w (own)',
+    ]);
+  });
+
   it('reads own bindings and copies, one grant per distinct subject', () => {
     expect(lines(bindingGrants(rb('a', 'admins', { to: ['group:team-a', 'user:alice', 'group:team-a'] })))).toEqual([
       'a: group:team-a admin via admins (own)',

@@ -179,9 +179,11 @@ export interface GrantsOptions {
   readonly namespaces?: Iterable<string>;
   /** Marks grants of roles that do not exist (roleMissing). */
   readonly roles?: RoleCatalog;
+  /** False: in the bindings' order (for diffAccess, which orders its answer itself). Default true. */
+  readonly sorted?: boolean;
 }
 
-/** Every grant of the RoleBindings given, as they are: "who has what where now". Sorted (compareGrants). */
+/** Every grant of the RoleBindings given, as they are: "who has what where now". Sorted (compareGrants) unless told not to. */
 export function grantsOf(bindings: Iterable<RoleBindingObject>, opts: GrantsOptions = {}): Grant[] {
   const only = opts.namespaces ? new Set(opts.namespaces) : undefined;
   const out: Grant[] = [];
@@ -191,7 +193,8 @@ export function grantsOf(bindings: Iterable<RoleBindingObject>, opts: GrantsOpti
     if (only && !only.has(ns)) continue;
     for (const g of bindingGrants(b, ns)) out.push(g);
   }
-  return sortGrants(opts.roles ? markMissingRoles(out, opts.roles) : out);
+  const marked = opts.roles ? markMissingRoles(out, opts.roles) : out;
+  return opts.sorted === false ? marked : sortGrants(marked);
 }
 
 /** The grants with `roleMissing` set on those whose role the catalog does not hold (see RoleCatalog). Same order. */

@@ -398,6 +398,7 @@ export function accessChanges(models: PreviewModels, plans: readonly TypePlans[]
     });
   const grants = (model: 'before' | 'after') =>
     grantsOf(held(bindings, model) as RoleBindingObject[], {
+      sorted: false,
       roles: { ...(roles && { roles: held(roles, model) }), ...(clusterRoles && { clusterRoles }) },
     });
   return diffAccess(grants('before'), grants('after'));
