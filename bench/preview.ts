@@ -1,4 +1,4 @@
-// `npx tsx bench/preview.ts [--size 1000] [--objects 10] [--runs 5]`
+// `npx tsx bench/preview.ts [--size 1000] [--objects 10] [--runs 5] [--profile DIR]`
 //
 // How long `kubectl hns set X --parent Y --dry-run` takes for a large move, on a throwaway real
 // control plane: org ─┬─ team-a ── sub ── SIZE-1 children   (the subtree that moves: SIZE namespaces)
@@ -28,6 +28,8 @@ const { values } = parseArgs({
     size: { type: 'string', default: '1000' },
     objects: { type: 'string', default: '10' },
     runs: { type: 'string', default: '5' },
+    /** A directory: one more admin preview, with a CPU profile (node --cpu-prof) written there. */
+    profile: { type: 'string' },
   },
 });
 const size = Number(values.size);
@@ -121,6 +123,10 @@ try {
     previewClient: timed('previewClient', time(['set', 'sub', '--parent', 'team-b', '--dry-run=client'], env)),
     previewLead: timed('previewLead', time([...move, '-o', 'json'], { ...env, KUBECONFIG: leadKubeconfig })),
   };
+  if (values.profile) {
+    timeCommandOutput(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${values.profile}`, bundle, ...move], env, 1);
+    log(`CPU profile of the admin preview in ${values.profile}`);
+  }
   const counts: Record<string, unknown> = {};
   for (const key of ['previewJson', 'previewLead'] as const) {
     const report = JSON.parse(results[key].stdout) as {
