@@ -8,7 +8,7 @@ import { managerFlagsFrom } from '../cmd/flags.js';
 import { KubeClient } from '../kube/client.js';
 import { MANAGER_SERVICE_ACCOUNT } from '../kube/install.js';
 import { createLogger } from '../kube/log.js';
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 
 export interface StartRequest {
   kubeconfig: string;
@@ -58,16 +58,18 @@ export interface ChildStats {
   leading?: boolean;
   /** Event-loop delay (ms) since the last reset: how long work waited for the one thread. */
   eventLoop: { p50: number; p99: number; max: number };
-  /** Garbage-collection pauses since the last reset. */
-  gc: { count: number; totalMs: number; maxMs: number };
+  /** Garbage-collection pauses since the last reset; scavenges (the young generation) apart. */
+  gc: { count: number; totalMs: number; maxMs: number; minorMs: number };
 }
 
-let gc = { count: 0, totalMs: 0, maxMs: 0 };
+const noGc = () => ({ count: 0, totalMs: 0, maxMs: 0, minorMs: 0 });
+let gc = noGc();
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
     gc.count++;
     gc.totalMs += e.duration;
     gc.maxMs = Math.max(gc.maxMs, e.duration);
+    if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) gc.minorMs += e.duration;
   }
 }).observe({ entryTypes: ['gc'] });
 
@@ -150,7 +152,7 @@ async function handle(req: ChildRequest): Promise<unknown> {
       const out = stats();
       if (req.resetEventLoop) {
         loop.reset();
-        gc = { count: 0, totalMs: 0, maxMs: 0 };
+        gc = noGc();
       }
       return out;
     }

@@ -357,7 +357,8 @@ export interface ScenarioResult {
     p99RatioToFloor: number;
     writes: WritesReport;
     cpu: Record<string, number>;
-    eventLoop: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number };
+    /** gcMinorMs: the part of gcTotalMs spent in scavenges (the young generation); the rest is full collections. */
+    eventLoop: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number; gcMinorMs: number };
     /** With HNC's webhooks registered: latencies, and the webhook calls the API server made meanwhile (HNC's own copy writes included). */
     withWebhooks?: { create: Summary; delete: Summary; webhookCalls: Record<string, number>; copyWrites: number };
   };
@@ -740,7 +741,12 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     }
     const pc1 = sampleCpu(pids());
     const propStats = await hnc.stats();
-    const propLoop = { ...propStats.eventLoop, gcMaxMs: propStats.gc.maxMs, gcTotalMs: propStats.gc.totalMs };
+    const propLoop = {
+      ...propStats.eventLoop,
+      gcMaxMs: propStats.gc.maxMs,
+      gcTotalMs: propStats.gc.totalMs,
+      gcMinorMs: propStats.gc.minorMs,
+    };
     const p1 = await waitQuiet(admin, opts.quietMs);
     const propWrites = writesReport(writeDelta(p0, p1), (await hnc.stats()).writesTotal - pw0, propMinimum, 2 * opts.trials);
     const create = summarize(creates);
