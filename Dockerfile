@@ -34,6 +34,9 @@ EXPOSE 9443 8080 8081
 # HNC's manager flags go in the Deployment's args (e.g. --enable-leader-election). In a pod the
 # manager uses its service account; elsewhere pass --kubeconfig.
 # --heap-growing-percent=50: V8 grows the heap by 1.5x its live size, not up to 4x, after a full
-# collection: at 5,000 namespaces RSS 233 MB instead of 314 for about 20 % more CPU in a cold start
-# (docs/benchmarks.md). The benchmark runs HNC with exactly these flags (bench/node-flags.ts).
-ENTRYPOINT ["node", "--enable-source-maps", "--heap-growing-percent=50", "cmd/manager.js"]
+# collection: at 5,000 namespaces RSS 233 MB instead of 314 for about 20 % more CPU in a cold start.
+# --max-semi-space-size=2 (MB, V8's default 16): a small young generation, which V8 otherwise keeps
+# reserved: at 1,000 namespaces RSS 104 MB instead of 130-133, for more scavenges (HNC's CPU per
+# copy written about 20 % higher in a propagation) (docs/benchmarks.md, "Memory of a small cluster").
+# The benchmark runs HNC with exactly these flags (bench/node-flags.ts).
+ENTRYPOINT ["node", "--enable-source-maps", "--heap-growing-percent=50", "--max-semi-space-size=2", "cmd/manager.js"]

@@ -374,9 +374,10 @@ describe('the Dockerfile', () => {
   });
 
   it('runs node with the flags the benchmark measured (bench/node-flags.ts reads them from here)', () => {
-    expect(shippedNodeFlags(dockerfile)).toEqual(['--enable-source-maps', '--heap-growing-percent=50']);
+    expect(shippedNodeFlags(dockerfile)).toEqual(['--enable-source-maps', '--heap-growing-percent=50', '--max-semi-space-size=2']);
     // The Deployment's NODE_OPTIONS may only carry flags node accepts there; V8 heap tuning is not one.
     expect(JSON.stringify(deployment)).not.toContain('heap-growing-percent');
+    expect(JSON.stringify(deployment)).not.toContain('semi-space');
     expect(() => shippedNodeFlags('ENTRYPOINT node start.js')).toThrow('exec form');
   });
 
