@@ -140,6 +140,19 @@ describe('--dry-run', () => {
     expect(api.calls).toContain('get ns leaf-1');
   });
 
+  it('read one by one: what a cluster-wide list gave is not asked for again', async () => {
+    const api = cluster();
+    for (const call of ['list hc', 'list rolebindings *', 'list roles *']) api.forbidden.add(call);
+    const io = captureIo();
+    await runSet(api, io, 'service-1', { parent: 'team-b' }, { dryRun: 'client', output: 'json' });
+    const report = JSON.parse(io.stdout) as PreviewReport;
+    expect(report.copies.create.map((c) => `${c.namespace}/${c.name}`)).toEqual(['service-1/team-b-admins']);
+    // The namespaces and anchors came from their lists; the HierarchyConfigurations one by one.
+    const walk = api.calls.slice(api.calls.indexOf('list ns'));
+    expect(walk.filter((c) => c.startsWith('get ns') || c.startsWith('list anchors'))).toEqual([]);
+    expect(walk.filter((c) => c.startsWith('get hc')).sort()).toEqual(['get hc service-1', 'get hc team-a', 'get hc team-b']);
+  });
+
   it('limiter: never more calls in flight than the limit, every call answered in turn', async () => {
     const limit = limiter(3);
     let inFlight = 0;

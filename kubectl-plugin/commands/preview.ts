@@ -218,7 +218,7 @@ export async function readCluster(api: HncApi, focus: Focus): Promise<ClusterRea
   if (namespaces && hierarchies && anchors) {
     forest = { namespaces, hierarchies, anchors: anchors as SubnamespaceAnchor[], unreadable: [] };
   } else {
-    forest = await walkForest(api, focus, perNamespace);
+    forest = await walkForest(api, focus, perNamespace, { namespaces, hierarchies, anchors: anchors as SubnamespaceAnchor[] | undefined });
     notes.push(
       `no permission to list every namespace, HierarchyConfiguration and anchor, so only the namespaces this change concerns were read (${forest.namespaces.length})`,
     );
@@ -266,12 +266,28 @@ interface ForestRead {
   unreadable: string[];
 }
 
+/** What the cluster-wide lists the caller was allowed gave (the walk asks only for the rest). */
+interface Listed {
+  readonly namespaces: readonly NamespaceObject[] | undefined;
+  readonly hierarchies: readonly HierarchyConfiguration[] | undefined;
+  readonly anchors: readonly SubnamespaceAnchor[] | undefined;
+}
+
 /**
  * Reads the part of the forest a change concerns, one namespace at a time: the focus namespaces,
  * their ancestors (HC parent or subnamespace-of), and the subtrees (HC status.children and anchors).
  * Level by level; anchors are listed only where a subnamespace can be (see the file's comment).
+ * What a cluster-wide list already gave (e.g. every namespace, for a caller who may list them but
+ * not the HierarchyConfigurations) is not asked for again.
  */
-async function walkForest(api: HncApi, focus: Focus, perNamespace: <T>(call: () => Promise<T>) => Promise<T>): Promise<ForestRead> {
+async function walkForest(
+  api: HncApi,
+  focus: Focus,
+  perNamespace: <T>(call: () => Promise<T>) => Promise<T>,
+  listed: Listed,
+): Promise<ForestRead> {
+  const listedNamespaces = listed.namespaces && new Map(listed.namespaces.map((n) => [n.metadata.name, n]));
+  const listedHierarchies = listed.hierarchies && new Map(listed.hierarchies.map((h) => [h.metadata.namespace ?? '', h]));
   const namespaces = new Map<string, NamespaceObject>();
   const hierarchies: HierarchyConfiguration[] = [];
   const anchors: SubnamespaceAnchor[] = [];
@@ -291,11 +307,22 @@ async function walkForest(api: HncApi, focus: Focus, perNamespace: <T>(call: () 
             (value) => ({ ok: true as const, value }),
             (reason: unknown) => ({ ok: false as const, reason }),
           );
-        const [ns, hc] = await Promise.all([settle(() => api.getNamespace(name)), settle(() => api.getHierarchy(name))]);
+        const [ns, hc] = await Promise.all([
+          listedNamespaces
+            ? listedNamespaces.has(name)
+              ? { ok: true as const, value: listedNamespaces.get(name)! }
+              : { ok: false as const, reason: new ServerError(404, `namespaces "${name}" not found`, 'NotFound') }
+            : settle(() => api.getNamespace(name)),
+          listedHierarchies ? { ok: true as const, value: listedHierarchies.get(name) } : settle(() => api.getHierarchy(name)),
+        ]);
         // The anchors below the subtrees, and those in the focus namespaces (a deleted subnamespace's is in its parent).
         const children = hc.ok ? (hc.value?.status?.children ?? []) : undefined;
         const wantAnchors = focus.others.includes(name) || (down && (children === undefined || children.length > 0 || !hc.ok || !hc.value));
-        const inNs = wantAnchors ? await settle(() => api.listAnchors(name)) : { ok: true as const, value: [] };
+        const inNs = !wantAnchors
+          ? { ok: true as const, value: [] }
+          : listed.anchors
+            ? { ok: true as const, value: listed.anchors.filter((a) => nsOf(a) === name) }
+            : await settle(() => api.listAnchors(name));
         if (!hc.ok && !isForbidden(hc.reason)) throw hc.reason;
         if (!inNs.ok && !isForbidden(inNs.reason)) throw inNs.reason;
         let object: NamespaceObject | undefined;
