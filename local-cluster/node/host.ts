@@ -39,6 +39,8 @@ export const WATCHED_SYSCTLS = [
 export interface HostJournal {
   /** The process that owns the node while it runs. */
   pid: number;
+  /** Its start time (clock ticks since boot, /proc/<pid>/stat): a reused pid is not the owner. */
+  pidStart?: string;
   /** The node's state folder: every process and mount under it is the node's. */
   stateDir: string;
   bridge: string;
@@ -77,23 +79,48 @@ function alive(pid: number): boolean {
   }
 }
 
+/** A process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), if it exists. */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The journal's owner still runs: the same pid, started at the same moment (not a reused pid). */
+function ownerRuns(j: HostJournal): boolean {
+  if (j.pid === process.pid || !alive(j.pid)) return false;
+  if (j.pidStart !== undefined) return processStart(j.pid) === j.pidStart;
+  try {
+    return readFileSync(`/proc/${j.pid}/cmdline`, 'utf8').includes('node');
+  } catch {
+    return false;
+  }
+}
+
 export class HostChangeError extends Error {
   override name = 'HostChangeError';
 }
 
 /** Takes the host for a new node: refuses if one runs, undoes what a crashed one left, writes the new journal. */
 export function beginHostChanges(stateDir: string, bridge: string, log: (l: string) => void): HostJournal {
-  mkdirSync(JOURNAL_DIR, { recursive: true, mode: 0o700 });
   const old = readJournal();
   if (old) {
-    if (old.pid !== process.pid && alive(old.pid) && readFileSync(`/proc/${old.pid}/cmdline`, 'utf8').includes('node')) {
+    if (ownerRuns(old)) {
       throw new HostChangeError(`a local node is already running (process ${old.pid}, state in ${old.stateDir}); stop it first`);
     }
-    log(`local node: undoing what a previous run (process ${old.pid}) left on this host`);
-    undoHostChanges(old, log);
+    log(`local node: a previous run (process ${old.pid}) ended without stopping; undoing what it left on this host`);
+    const t0 = Date.now();
+    const undone = undoHostChanges(old, log);
+    log(`local node: undone in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${undone.length ? undone.join('; ') : 'nothing was left'}`);
   }
+  mkdirSync(JOURNAL_DIR, { recursive: true, mode: 0o700 });
   const journal: HostJournal = {
     pid: process.pid,
+    pidStart: processStart(process.pid),
     stateDir,
     bridge,
     sysctls: Object.fromEntries(WATCHED_SYSCTLS.flatMap((k) => (readSysctl(k) === undefined ? [] : [[k, readSysctl(k)!]]))),
@@ -113,60 +140,168 @@ export function readJournal(): HostJournal | undefined {
   }
 }
 
-/** Undoes everything the journal covers; each step goes on when another fails, and failures are logged. */
-export function undoHostChanges(j: HostJournal, log: (l: string) => void): void {
-  const step = (what: string, fn: () => void) => {
+/**
+ * Undoes everything the journal covers; each step goes on when another fails, and failures are
+ * logged. Returns what was undone, one phrase per kind of change (empty: nothing was left).
+ */
+export function undoHostChanges(j: HostJournal, log: (l: string) => void): string[] {
+  const undone: string[] = [];
+  const step = (what: string, fn: () => string | undefined | void) => {
     try {
-      fn();
+      const done = fn();
+      if (done) undone.push(done);
     } catch (err) {
       log(`local node: cleanup: ${what} failed: ${(err as Error).message}`);
     }
   };
-  step('killing the node processes', () => killUnder(j.stateDir));
-  step('killing the pods', () => killPods());
-  step('unmounting', () => unmountUnder(j.stateDir));
+  step('killing the node processes', () => {
+    const killed = killUnder(j.stateDir);
+    return killed.length ? `killed ${plural(killed.length, 'process', 'processes')} (${summarize(killed)})` : undefined;
+  });
+  step('killing the pods', () => {
+    const killed = killPods();
+    return killed ? `killed ${plural(killed, 'pod process', 'pod processes')}` : undefined;
+  });
+  step('unmounting', () => {
+    const n = unmountUnder(j.stateDir);
+    return n ? `unmounted ${plural(n, 'mount', 'mounts')}` : undefined;
+  });
   step('removing pod network namespaces', () => {
     if (!existsSync(NETNS_DIR)) return;
+    let removed = 0;
     for (const ns of readdirSync(NETNS_DIR)) {
       if (j.netnsBefore.includes(ns) || !ns.startsWith('cni-')) continue;
       if (!run('ip', ['netns', 'delete', ns]).ok) {
         run('umount', ['-l', join(NETNS_DIR, ns)]);
         rmSync(join(NETNS_DIR, ns), { force: true });
       }
+      removed++;
     }
     if (!j.netnsDirExisted && readdirSync(NETNS_DIR).length === 0) rmdirSync(NETNS_DIR);
+    return removed ? `removed ${plural(removed, 'pod network namespace', 'pod network namespaces')}` : undefined;
   });
-  step('removing the pods cgroups', () => removePodCgroups());
-  step('removing iptables rules', () => cleanIptables());
+  step('removing the pods cgroups', () => {
+    const n = removePodCgroups();
+    return n ? `removed ${plural(n, 'pod cgroup', 'pod cgroups')}` : undefined;
+  });
+  step('removing iptables rules', () => {
+    const chains = cleanIptables();
+    return chains.length
+      ? `removed ${plural(chains.length, 'iptables chain', 'iptables chains')} and the rules into them (${summarize(chains)})`
+      : undefined;
+  });
   step('removing ipsets', () => {
     const sets = run('ipset', ['list', '-n']);
     if (!sets.ok) return;
-    for (const s of sets.out.split('\n').filter((n) => OUR_IPSETS.test(n))) run('ipset', ['destroy', s]);
+    const ours = sets.out.split('\n').filter((n) => OUR_IPSETS.test(n));
+    for (const s of ours) run('ipset', ['destroy', s]);
+    return ours.length ? `destroyed ${plural(ours.length, 'ipset', 'ipsets')}` : undefined;
   });
   step(`deleting the bridge ${j.bridge}`, () => {
-    if (existsSync(`/sys/class/net/${j.bridge}`)) execFileSync('ip', ['link', 'delete', j.bridge]);
+    if (!existsSync(`/sys/class/net/${j.bridge}`)) return;
+    execFileSync('ip', ['link', 'delete', j.bridge]);
+    return `deleted the bridge ${j.bridge}`;
   });
   step('restoring sysctls', () => {
-    for (const [k, v] of Object.entries(j.sysctls)) if (readSysctl(k) !== v) writeSysctl(k, v);
+    const restored: string[] = [];
+    for (const [k, v] of Object.entries(j.sysctls)) {
+      const now = readSysctl(k);
+      if (now === undefined || now === v) continue;
+      writeSysctl(k, v);
+      restored.push(`${k} ${now} → ${v}`);
+    }
+    return restored.length ? `restored ${restored.join(', ')}` : undefined;
   });
   step('removing /run/containerd', () => {
-    if (!j.runContainerdExisted) rmSync('/run/containerd', { recursive: true, force: true });
+    if (j.runContainerdExisted || !existsSync('/run/containerd')) return;
+    rmSync('/run/containerd', { recursive: true, force: true });
+    return 'removed /run/containerd';
   });
-  step('removing the state folder', () => rmSync(j.stateDir, { recursive: true, force: true }));
-  rmSync(JOURNAL, { force: true });
+  step('removing the state folder', () => {
+    if (!existsSync(j.stateDir)) return;
+    rmSync(j.stateDir, { recursive: true, force: true });
+    return `removed ${j.stateDir}`;
+  });
   rmSync(JOURNAL_DIR, { recursive: true, force: true });
+  return undone;
 }
 
-/** SIGKILLs every process whose command line names the state folder (daemons, container shims). */
-function killUnder(stateDir: string): void {
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** "a, b ×3, c": names in first-seen order with their counts. */
+function summarize(names: string[]): string {
+  const counts = new Map<string, number>();
+  for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return [...counts].map(([n, c]) => (c > 1 ? `${n} ×${c}` : n)).join(', ');
+}
+
+/** The parent of each running process, by pid. */
+function parents(): Map<number, number> {
+  const out = new Map<number, number>();
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    if (Number(pid) === process.pid) continue;
     try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(stateDir)) process.kill(Number(pid), 'SIGKILL');
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      out.set(Number(pid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
     } catch {
       // gone
     }
   }
+  return out;
+}
+
+function commandName(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '?';
+  }
+}
+
+/**
+ * SIGKILLs every process whose command line names the state folder (daemons, container shims,
+ * whether our children or orphans of a run that died) and their descendants (an iptables-restore
+ * kube-proxy started must not commit after the clean-up), then waits until they are gone.
+ * Returns their command names.
+ */
+function killUnder(stateDir: string): string[] {
+  const tree = parents();
+  const doomed = new Set<number>();
+  for (const pid of tree.keys()) {
+    if (pid === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(stateDir)) doomed.add(pid);
+    } catch {
+      // gone
+    }
+  }
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [pid, parent] of tree) {
+      if (doomed.has(parent) && !doomed.has(pid) && pid !== process.pid) {
+        doomed.add(pid);
+        grew = true;
+      }
+    }
+  }
+  const names = [...doomed].map(commandName);
+  for (const pid of doomed) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  // A SIGKILLed process may take a moment to leave; one of ours stays a zombie until reaped.
+  const deadline = Date.now() + 5_000;
+  const running = (pid: number) => {
+    try {
+      return !/^[ZX]$/.test(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] ?? 'X');
+    } catch {
+      return false;
+    }
+  };
+  while ([...doomed].some(running) && Date.now() < deadline) spawnSync('sleep', ['0.05']);
+  return names;
 }
 
 function podCgroupDirs(): string[] {
@@ -188,8 +323,9 @@ function podCgroupDirs(): string[] {
   return out;
 }
 
-/** SIGKILLs every process in the pods' cgroups (containers outlive the kubelet and containerd). */
-function killPods(): void {
+/** SIGKILLs every process in the pods' cgroups (containers outlive the kubelet and containerd); returns how many. */
+function killPods(): number {
+  let killed = 0;
   for (const d of podCgroupDirs()) {
     let procs: string[] = [];
     try {
@@ -200,15 +336,19 @@ function killPods(): void {
     for (const p of procs) {
       try {
         process.kill(Number(p), 'SIGKILL');
+        killed++;
       } catch {
         // gone
       }
     }
   }
+  return killed;
 }
 
-function removePodCgroups(): void {
+/** Removes the pods' cgroups (children first), killing what still runs in them; returns how many there were. */
+function removePodCgroups(): number {
   const deadline = Date.now() + 10_000;
+  const all = podCgroupDirs().length;
   for (;;) {
     const left = podCgroupDirs().filter((d) => {
       try {
@@ -218,21 +358,23 @@ function removePodCgroups(): void {
         return existsSync(d);
       }
     });
-    if (!left.length) return;
+    if (!left.length) return all;
     if (Date.now() > deadline) throw new HostChangeError(`cgroups still busy: ${left.slice(0, 3).join(', ')}`);
     killPods();
     spawnSync('sleep', ['0.2']);
   }
 }
 
-/** Unmounts every mount at or under the folder, deepest first. */
-function unmountUnder(dir: string): void {
+/** Unmounts every mount at or under the folder, deepest first; returns how many. */
+function unmountUnder(dir: string): number {
   const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .map((l) => l.split(' ')[4])
     .filter((m): m is string => !!m && (m === dir || m.startsWith(dir + '/')))
     .map((m) => m.replace(/\\040/g, ' '));
-  for (const m of [...new Set(mounts)].sort((a, b) => b.length - a.length)) run('umount', ['-l', m]);
+  const unique = [...new Set(mounts)].sort((a, b) => b.length - a.length);
+  for (const m of unique) run('umount', ['-l', m]);
+  return unique.length;
 }
 
 /**
@@ -247,8 +389,20 @@ export function withoutNodeRules(dump: string): string {
   return kept.endsWith('\n') ? kept : kept + '\n';
 }
 
-/** Removes the chains named as the node's, and every rule that jumps to one, table by table. */
-export function cleanIptables(): void {
+/** The node's chains an iptables-save dump declares. */
+export function nodeChains(dump: string): string[] {
+  return dump
+    .split('\n')
+    .filter((l) => l.startsWith(':') && OUR_CHAINS.test(l.split(' ')[0]!))
+    .map((l) => l.slice(1).split(' ')[0]!);
+}
+
+/**
+ * Removes the chains named as the node's, and every rule that jumps to one, table by table.
+ * Returns the table of each chain removed ("nat", "ipv6 filter").
+ */
+export function cleanIptables(): string[] {
+  const removed: string[] = [];
   for (const [save, restore] of [
     ['iptables-save', 'iptables-restore'],
     ['ip6tables-save', 'ip6tables-restore'],
@@ -258,6 +412,8 @@ export function cleanIptables(): void {
       if (!dump.ok || !OUR_CHAINS.test(dump.out)) continue;
       const r = run(restore, ['-w', '5'], withoutNodeRules(dump.out));
       if (!r.ok) throw new HostChangeError(`${restore} (table ${table}): ${r.err.trim()}`);
+      removed.push(...nodeChains(dump.out).map(() => `${save.startsWith('ip6') ? 'ipv6 ' : ''}${table}`));
     }
   }
+  return removed;
 }

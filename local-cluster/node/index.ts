@@ -2,8 +2,15 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LocalControlPlane } from '../control-plane.js';
-import { buildNodeBinaries, buildNodeImages, ensureNodePackages, LocalNode, type LocalNodeOptions, type NodeBinaries } from './node.js';
+import {
+  buildNodeBinaries,
+  buildNodeImages,
+  ensureNodePackages,
+  LocalNode,
+  type LocalNodeOptions,
+  type NodeBinaries,
+  type NodeControlPlane,
+} from './node.js';
 
 export {
   LocalNode,
@@ -19,6 +26,7 @@ export {
   ensureNodePackages,
   leftovers,
   type NodeBinaries,
+  type NodeControlPlane,
   type LocalNodeOptions,
 } from './node.js';
 
@@ -45,7 +53,7 @@ export async function prepareLocalNode(opts: { hncImage?: string; log?: (l: stri
 }
 
 /** Prepares (prepareLocalNode) and starts a node; the control plane must have been started with `withNode: true`. */
-export async function startLocalNode(cp: LocalControlPlane, opts: LocalNodeOptions & { prepared?: PreparedNode } = {}): Promise<LocalNode> {
+export async function startLocalNode(cp: NodeControlPlane, opts: LocalNodeOptions & { prepared?: PreparedNode } = {}): Promise<LocalNode> {
   const log = opts.log ?? ((l: string) => process.stderr.write(l.endsWith('\n') ? l : `${l}\n`));
   const prepared = opts.prepared ?? (await prepareLocalNode({ log }));
   return LocalNode.start(cp, prepared.binaries, { ...opts, log, images: [...prepared.images, ...(opts.images ?? [])] });

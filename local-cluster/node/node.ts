@@ -95,7 +95,11 @@ interface NodeCondition {
   type: string;
   status: string;
   message?: string;
+  lastHeartbeatTime?: string;
 }
+
+/** What the node needs of the control plane: its folder (the CA), its address and an admin kubeconfig. */
+export type NodeControlPlane = Pick<LocalControlPlane, 'stateDir' | 'server' | 'kubeconfigPath'>;
 interface NodeObject {
   spec?: { podCIDR?: string; taints?: Array<{ key: string; effect: string }> };
   status?: { conditions?: NodeCondition[] };
@@ -115,7 +119,7 @@ export class LocalNode {
   startSeconds = 0;
 
   private constructor(
-    private readonly cp: LocalControlPlane,
+    private readonly cp: NodeControlPlane,
     private readonly bins: NodeBinaries,
     private readonly opts: LocalNodeOptions,
   ) {
@@ -130,7 +134,7 @@ export class LocalNode {
    * waits until it is Ready. The packages and binaries must be in place (ensureNodePackages,
    * buildNodeBinaries).
    */
-  static async start(cp: LocalControlPlane, bins: NodeBinaries, opts: LocalNodeOptions = {}): Promise<LocalNode> {
+  static async start(cp: NodeControlPlane, bins: NodeBinaries, opts: LocalNodeOptions = {}): Promise<LocalNode> {
     if (process.platform !== 'linux') throw new NodeError('the local node runs on Linux only');
     if (process.getuid?.() !== 0) throw new NodeError('the local node needs root (it runs containerd, the kubelet and changes iptables)');
     const node = new LocalNode(cp, bins, opts);
@@ -179,6 +183,9 @@ export class LocalNode {
     await this.grantRbac(admin);
     const kubeconfigs = await this.writeKubeconfigs();
     const deadline = t0 + (this.opts.readyTimeoutMs ?? 180_000);
+    // The Node object may outlive a run (a persistent control plane, a run that died with its
+    // kubelet reporting Ready): only a status this kubelet reported counts (second precision).
+    const kubeletStart = Math.floor(Date.now() / 1000) * 1000;
     const kubelet = this.component('kubelet', this.bins.kubelet, await this.kubeletArgs(kubeconfigs.kubelet));
     // The pod range is the node's own (one node): the API server's copy of it is what
     // kube-proxy and kube-router read.
@@ -195,9 +202,10 @@ export class LocalNode {
       const n = await admin.get<NodeObject>(`/api/v1/nodes/${NODE_NAME}`);
       const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
       const taints = (n.spec?.taints ?? []).filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute');
-      last = `Ready=${ready?.status ?? '?'} (${ready?.message ?? ''}), taints ${JSON.stringify(taints.map((t) => t.key))}`;
+      const fresh = Date.parse(ready?.lastHeartbeatTime ?? '') >= kubeletStart;
+      last = `Ready=${ready?.status ?? '?'}${fresh ? '' : ' (reported before this kubelet started)'} (${ready?.message ?? ''}), taints ${JSON.stringify(taints.map((t) => t.key))}`;
       for (const c of this.components) if (c.exit) throw new NodeError(`${c.name} exited; last lines of ${c.logFile}:\n${c.tail()}`);
-      return ready?.status === 'True' && taints.length === 0;
+      return ready?.status === 'True' && fresh && taints.length === 0;
     }).catch((err: unknown) => {
       throw new NodeError(`${(err as Error).message}; last seen: ${last}`);
     });
