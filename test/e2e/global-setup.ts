@@ -1,5 +1,7 @@
 // One local control plane and one real node for the whole e2e run, the HNC image built from the
-// Dockerfile and imported into the node, and dist/install.yaml rendered with that image.
+// Dockerfile and imported into the node, and dist/install.yaml rendered with that image. Before
+// that node starts, a node started in a child process is killed (node-recovery.ts): the suite's
+// node start is the recovery, and the teardown proves the host is as it was before both.
 import type { TestProject } from 'vitest/node';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -7,6 +9,8 @@ import { LocalControlPlane } from '../../local-cluster/index.js';
 import { leftovers, prepareLocalNode, startLocalNode, type LocalNode } from '../../local-cluster/node/index.js';
 import { renderInstall } from '../../scripts/build-install.js';
 import { rmSync, writeFileSync } from 'node:fs';
+import { crashANode, type RecoveryReport } from './node-recovery.js';
+import { hostDiff, snapshotHost, type HostState } from './host-state.js';
 
 /** The image under test, and a second tag of it for the rolling update. */
 export const HNC_IMAGE = 'localhost/hnc-ts:e2e';
@@ -18,6 +22,8 @@ declare module 'vitest' {
     installYaml: string;
     nodeStateDir: string;
     containerdSocket: string;
+    /** The crash rehearsal: what the killed node left and what the next start did about it. */
+    nodeRecovery: RecoveryReport;
   }
 }
 
@@ -37,9 +43,23 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const cp = await LocalControlPlane.start({ withNode: true, log });
   log(`e2e: control plane ready in ${cp.startSeconds.toFixed(1)} s`);
   let node: LocalNode | undefined;
+  let before: HostState | undefined;
   try {
-    node = await startLocalNode(cp, { prepared, log });
+    const crashed = await crashANode(cp, prepared, log);
+    before = crashed.before;
+    // This start finds the killed run's journal and must undo what it left, by itself.
+    const recoveryLog: string[] = [];
+    node = await startLocalNode(cp, {
+      prepared,
+      log: (l) => {
+        if (/previous run|undone|cleanup/.test(l)) recoveryLog.push(l.trim());
+        log(l);
+      },
+    });
     log(`e2e: node Ready in ${node.startSeconds.toFixed(1)} s (images imported; ${secs(t0)} s from the start)`);
+    const recovery = await crashed.report(recoveryLog, node.startSeconds);
+    project.provide('nodeRecovery', recovery);
+    log(`e2e: crash rehearsal and recovery took ${recovery.seconds.rehearsal.toFixed(1)} s (${JSON.stringify(recovery.seconds)})`);
     node.ctr(['images', 'tag', '--force', HNC_IMAGE, HNC_IMAGE_NEXT]);
     const installYaml = join(cp.stateDir, 'install.yaml');
     writeFileSync(installYaml, renderInstall({ image: HNC_IMAGE }).yaml);
@@ -67,8 +87,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await node?.stop();
     await cp.stop();
     rmSync(prepared.imageDir, { recursive: true, force: true });
-    // The host is as it was: no bridge, no chain of the node's, no pod network namespace.
-    const left = leftovers();
+    // The host is as it was before the killed node and this one: no bridge, no chain of the
+    // node's, no pod network namespace, no mount, process or sysctl of theirs.
+    const left = [...leftovers(), ...(before ? hostDiff(before, snapshotHost()) : [])];
     if (left.length) throw new Error(`the node left changes on the host:\n${left.join('\n')}`);
   };
 }
