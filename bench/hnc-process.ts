@@ -27,9 +27,12 @@ export function bundle(name: string): Promise<{ file: string; execArgv: string[]
         const esbuild = await import('esbuild');
         mkdirSync(BUILD_DIR, { recursive: true });
         const outfile = join(BUILD_DIR, `${name}.mjs`);
+        // HNC's admission worker is started by file, beside its starter's: bundled beside the child (webhooks/admission-thread.ts).
+        const worker = name === 'hnc-child' ? [{ in: join(HERE, '..', 'webhooks', 'admission-worker.ts'), out: 'admission-worker' }] : [];
         await esbuild.build({
-          entryPoints: [join(HERE, `${name}.ts`)],
-          outfile,
+          entryPoints: [{ in: join(HERE, `${name}.ts`), out: name }, ...worker],
+          outdir: BUILD_DIR,
+          outExtension: { '.js': '.mjs' },
           bundle: true,
           platform: 'node',
           format: 'esm',

@@ -25,6 +25,8 @@ export interface ManagerFlags {
   webhookPort: number;
   /** (hnc-ts) Outside the cluster: the address at which the API server reaches this machine. */
   webhookHost?: string;
+  /** (hnc-ts) Serve the webhooks on the main thread instead of the admission thread (less memory; reviews wait for reconciles). */
+  webhooksOnMainThread: boolean;
   certDir?: string;
   leaderElection: boolean;
   leaderElectionId: string;
@@ -56,6 +58,8 @@ export const MANAGER_FLAG_HELP = `Manager flags (as HNC's unless marked):
                                      server can reach; webhooks are registered as https://HOST:PORT, checked
                                      to answer first, and removed on stop (default: 127.0.0.1 when the API
                                      server is on this machine; else no webhooks, with a warning)
+  --webhooks-on-main-thread          (hnc-ts) serve the webhooks on the controller's thread, not a thread of their own:
+                                     ~N MB less memory, but reviews wait while it reconciles (docs/webhooks.md)
   --cert-dir DIR                     serve tls.crt/tls.key from DIR (cert-manager) instead of managing certificates
   --enable-leader-election           reconcile only while holding the lease (for several replicas)
   --leader-election-id NAME          the Lease's name (default controller-leader-election-helper)
@@ -82,6 +86,7 @@ export const managerFlagOptions = {
   'no-webhooks': { type: 'boolean' },
   'webhook-server-port': { type: 'string' },
   'webhook-host': { type: 'string' },
+  'webhooks-on-main-thread': { type: 'boolean' },
   'cert-dir': { type: 'string' },
   'enable-leader-election': { type: 'boolean' },
   'leader-election-id': { type: 'string' },
@@ -161,6 +166,7 @@ export function managerFlagsFrom(values: Values): ManagerFlags {
     webhooks: values['no-webhooks'] !== true,
     webhookPort: wholeNumber(values['webhook-server-port'], 'webhook-server-port', 9443, 0),
     webhookHost: webhookHost(values['webhook-host'] as string | undefined),
+    webhooksOnMainThread: values['webhooks-on-main-thread'] === true,
     certDir: values['cert-dir'] as string | undefined,
     leaderElection: values['enable-leader-election'] === true,
     leaderElectionId: (values['leader-election-id'] as string | undefined) ?? 'controller-leader-election-helper',

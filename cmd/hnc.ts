@@ -43,6 +43,10 @@ export interface HncOptions {
         removeOnStop?: boolean;
         /** On stop, keep answering this long, each answer closing its connection (behind a Service). */
         drainMs?: number;
+        /** Serve the reviews on the main thread, not the admission thread (webhooks/admission-thread.ts). */
+        onMainThread?: boolean;
+        /** The admission thread died (default: exit the process, for its liveness to restart it). */
+        onFatal?: (err: Error) => void;
       };
   /** Reconcile only while holding this Lease (in HNC's namespace). */
   leaderElection?: { id: string; identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
@@ -113,6 +117,9 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       verifyReachable: opts.webhooks.verifyReachable,
       removeOnStop: opts.webhooks.removeOnStop,
       drainMs: opts.webhooks.drainMs,
+      onMainThread: opts.webhooks.onMainThread,
+      onFatal: opts.webhooks.onFatal,
+      noPropagationLabels: opts.propagation?.noPropagationLabels,
       propagation: { context: (g, r) => m.config.context(g, r), propagatingKinds: () => m.config.propagatingKinds() },
       quotas,
       quotaRouter,
@@ -122,6 +129,8 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
     // Serving before the caches sync: the server answers "starting up" (503) until then.
     await webhooks.start();
     const wh = webhooks;
+    // The admission thread's copy of what the objects webhook reads of the controller.
+    m.config.onSources((change) => wh.sourceChanged(change));
     m.config.onTypes(
       (types) =>
         void wh
@@ -129,9 +138,11 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
           .catch((err: unknown) => opts.logger.error({ err: (err as Error).message }, 'could not update the objects webhook rules')),
     );
   }
-  const health = await serveProbes(opts.healthAddress ?? '', { ready: () => cache.synced });
+  const health = await serveProbes(opts.healthAddress ?? '', { ready: () => cache.synced && (webhooks?.synced ?? true) });
   const metricsServer = await serveProbes(opts.metricsAddress ?? '', { registry: metrics.registry });
   await cache.start();
+  // The admission thread lists the same objects itself (started with the webhooks, so usually done by now).
+  await webhooks?.whenSynced;
   // Every replica keeps the quota caches: its webhooks judge usage from them.
   await quotas?.start();
   await m.start();

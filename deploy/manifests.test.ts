@@ -345,7 +345,8 @@ describe('the Dockerfile', () => {
   it('compiles the production entry point cmd/manager.ts by tsconfig.build.json and runs it', () => {
     expect(build.error).toBeUndefined();
     const config = build.config as { files: string[]; compilerOptions: { outDir: string; rootDir: string } };
-    expect(config.files).toEqual(['cmd/manager.ts']);
+    // The admission worker's entry is started by file (webhooks/admission-thread.ts), so it is listed beside the entry point.
+    expect(config.files).toEqual(['cmd/manager.ts', 'webhooks/admission-worker.ts']);
     expect(dockerfile).toContain('tsc -p tsconfig.build.json');
     expect(dockerfile).toContain(`COPY --from=build /src/${config.compilerOptions.outDir}/ ./`);
     expect(dockerfile).toMatch(/ENTRYPOINT \[.*"cmd\/manager\.js"\]/);
@@ -363,9 +364,10 @@ describe('the Dockerfile', () => {
         if (ref.fileName.startsWith('.')) visit(relative(ROOT, join(ROOT, dirname(file), ref.fileName.replace(/\.js$/, '.ts'))));
       }
     };
-    visit((build.config as { files: string[] }).files[0]!);
+    for (const entry of (build.config as { files: string[] }).files) visit(entry);
     expect(compiled).toContain('cmd/manager.ts');
     expect(compiled).toContain('controller/manager.ts');
+    expect(compiled).toContain('webhooks/admission-worker.ts');
     expect(
       [...compiled].filter(
         (f) => /^(local-cluster|test|bench|scripts|kubectl-plugin)\//.test(f) || f === 'cmd/start.ts' || f.endsWith('.test.ts'),

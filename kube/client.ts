@@ -62,6 +62,13 @@ export interface Response {
   body: string;
 }
 
+/** A client's connection as plain data (KubeClient.snapshot). */
+export interface ClientSnapshot {
+  server: string;
+  tls: { ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean; servername?: string };
+  headers?: Headers;
+}
+
 /** Produces the credential headers anew (a rotated token, a refreshed exec credential). */
 type CredentialSource = () => Headers | undefined | Promise<Headers | undefined>;
 
@@ -145,6 +152,38 @@ export class KubeClient {
     const agent = this.base.agent instanceof https.Agent ? this.base.agent : undefined;
     const own = new https.Agent({ ...(agent?.options ?? {}), keepAlive: true, maxSockets });
     return new KubeClient(this.server, { ...this.base, agent: own }, this.credentials);
+  }
+
+  /**
+   * What a client in another thread needs to reach the same API server with the same identity
+   * (the admission worker, webhooks/admission-thread.ts): plain data, PEM as text. Credentials
+   * that change are sent on by the caller (currentHeaders()).
+   */
+  snapshot(): ClientSnapshot {
+    const agent = this.base.agent instanceof https.Agent ? this.base.agent : undefined;
+    const o = (agent?.options ?? {}) as https.AgentOptions;
+    const pem = (v: unknown): string | undefined =>
+      v === undefined || v === null ? undefined : Buffer.isBuffer(v) ? v.toString('utf8') : typeof v === 'string' ? v : undefined;
+    return {
+      server: this.server,
+      tls: { ca: pem(o.ca), cert: pem(o.cert), key: pem(o.key), rejectUnauthorized: o.rejectUnauthorized, servername: o.servername },
+      headers: this.base.headers as Headers | undefined,
+    };
+  }
+
+  /** A client from a snapshot(); `credentials` gives the latest headers (re-read once a minute, as any client's). */
+  static fromSnapshot(s: ClientSnapshot, credentials: CredentialSource, opts: { maxSockets?: number } = {}): KubeClient {
+    const agent = new https.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64, ...s.tls });
+    return new KubeClient(s.server, { agent, headers: s.headers }, credentials);
+  }
+
+  /** The credential headers as they are now (a rotated token read anew); the last known ones if that fails. */
+  async currentHeaders(): Promise<Headers | undefined> {
+    try {
+      return (await this.credentials()) ?? (this.base.headers as Headers | undefined);
+    } catch {
+      return this.base.headers as Headers | undefined;
+    }
   }
 
   url(path: string, query?: RequestOptions['query']): URL {

@@ -1,17 +1,17 @@
-// The admission webhooks of the manager: every handler decides from the same in-memory hierarchy
-// the reconcilers use (core/validation does the deciding); only SubjectAccessReviews and the odd
-// existence check go to the API server.
+// The admission webhooks of the manager: every handler decides from an in-memory hierarchy
+// (core/validation does the deciding); only SubjectAccessReviews and the odd existence check go to
+// the API server. The reviews are served by a worker thread with its own copy of the hierarchy
+// (admission-thread.ts), or, with --webhooks-on-main-thread, from the reconcilers' own here. This
+// class keeps what is the main thread's: certificates, the configurations and their repair, the
+// reachability probe, the HRQ decisions, stop.
 import { Webhook, WebhookConfiguration } from '../core/api/constants.js';
 import { isPropagating } from '../core/api/types.js';
-import { isNotFound, segment, type KubeClient } from '../kube/client.js';
-import { Discovery } from '../kube/discovery.js';
+import { isNotFound, type KubeClient } from '../kube/client.js';
 import type { HierarchyCache } from '../kube/hierarchy-cache.js';
 import type { Logger } from '../kube/log.js';
 import type { Metrics } from '../kube/metrics.js';
-import { userCan } from './authz.js';
 import { InternalCertificates, certificatesFromDir, type ServingCerts } from './certs.js';
 import { randomBytes } from 'node:crypto';
-import { allow } from '../core/validation/decision.js';
 import { applyManifests } from '../kube/apply.js';
 import { Reflector } from '../kube/watch/reflector.js';
 import { sleep } from '../kube/watch/ratelimit.js';
@@ -26,12 +26,17 @@ import {
   type LiveConfiguration,
   type ObjectRule,
 } from './configurations.js';
-import { AdmissionHandlers, type AdmissionLookups, type PropagationView } from './handlers.js';
+import { AdmissionHandlers, type PropagationView } from './handlers.js';
+import { AdmissionThread } from './admission-thread.js';
+import { apiLookups } from './lookups.js';
+import type { IndexedType, SourceChange } from './propagation-index.js';
+import { ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
+import type { Decision } from '../core/validation/decision.js';
+import type { AdmissionRequest } from './review.js';
 import { QuotaWebhooks } from './hrq.js';
 import { FORWARDED_PATH, type QuotaRouter } from './hrq-router.js';
 import type { QuotaCache } from '../kube/quota-cache.js';
 import { WebhookServer } from './server.js';
-import { HIERARCHY_CONFIGURATION, HNC_CONFIGURATION, SUBNAMESPACE_ANCHOR } from './shapes.js';
 
 export type { PropagationView } from './handlers.js';
 
@@ -66,6 +71,15 @@ export interface WebhookOptions {
   quotaRouter?: QuotaRouter;
   metrics?: Metrics;
   logger: Logger;
+  /**
+   * Serve the reviews on the main thread, from the reconcilers' hierarchy (--webhooks-on-main-thread):
+   * less memory, but every review waits for whatever the main thread is doing (docs/webhooks.md).
+   */
+  onMainThread?: boolean;
+  /** The propagation options the objects webhook's conflict check reads (the admission thread gets them once). */
+  noPropagationLabels?: ReadonlyArray<{ key: string; value: string }>;
+  /** The admission thread died: end the process (default), so that its liveness restarts it. */
+  onFatal?: (err: Error) => void;
 }
 
 /** Sockets for admission-time API calls: a handful of SubjectAccessReviews in flight at most, even under load. */
@@ -80,6 +94,8 @@ const REPAIR_BACKOFF = { initialMs: 200, maxMs: 30_000 };
 
 export class Webhooks {
   private server?: WebhookServer;
+  /** The worker serving the reviews (unless onMainThread). */
+  private thread?: AdmissionThread;
   /** Watches of the two configurations: a deletion or an edit is repaired at once. */
   private watches: Array<Reflector<KubeObject & LiveConfiguration>> = [];
   private readonly stopper = new AbortController();
@@ -95,26 +111,9 @@ export class Webhooks {
   private serving?: ServingCerts;
   /** Unknown until the controller has resolved the configured types: nothing is registered before. */
   private objectRules: ObjectRule[] | undefined;
-  private readonly discovery: Discovery;
-  /**
-   * The API calls a review waits on (SubjectAccessReviews, existence checks, discovery), over
-   * connections of their own: never queued behind the controller's writes (docs/webhooks.md).
-   */
-  private readonly api: KubeClient;
-  /** What each webhook answers (the server only routes to it). */
-  readonly handlers: AdmissionHandlers;
   port = 0;
 
-  constructor(private readonly opts: WebhookOptions) {
-    this.api = opts.client.withOwnConnections(ADMISSION_SOCKETS);
-    this.discovery = new Discovery(this.api);
-    this.handlers = new AdmissionHandlers({
-      hierarchy: () => opts.cache.hierarchy,
-      namespace: opts.namespace,
-      propagation: opts.propagation,
-      lookups: this.lookups(),
-    });
-  }
+  constructor(private readonly opts: WebhookOptions) {}
 
   private get h() {
     return this.opts.cache.hierarchy;
@@ -137,54 +136,85 @@ export class Webhooks {
       });
       this.serving = await this.certs.ensure();
     }
-    const isReady = () => opts.cache.synced;
-    const server = new WebhookServer({
-      host: opts.host,
-      port: opts.port,
-      cert: this.serving.cert,
-      key: this.serving.key,
-      isReady,
-      allowWhileStarting: new Set([Webhook.namespaceMutator.path, PROBE_PATH]),
-      logger: opts.logger,
-      onReview: (path, verdict, ms) => {
-        // The server answers the probe itself while the caches load (it needs none): any review on
-        // its path, registered only in the probe configuration, shows the API server reaches us.
-        if (path === PROBE_PATH && this.probeNonce !== undefined) this.probeSeen = true;
-        const webhook = Object.values(Webhook).find((w) => w.path === path)?.name ?? path;
-        opts.metrics?.webhookSeconds.observe({ webhook }, ms / 1000);
-        if (!verdict.allowed) opts.metrics?.webhookDenials.inc({ webhook, reason: verdict.reason });
-      },
-    });
-    server
-      .route(Webhook.namespaceMutator.path, (r) => this.handlers.mutateNamespace(r))
-      .route(Webhook.namespaces.path, (r) => this.handlers.namespace(r))
-      .route(Webhook.subnamespaceAnchors.path, (r) => this.handlers.anchor(r), SUBNAMESPACE_ANCHOR)
-      .route(Webhook.hierarchyConfigurations.path, (r) => this.handlers.hierarchyConfiguration(r), HIERARCHY_CONFIGURATION)
-      .route(Webhook.hncConfigurations.path, (r) => this.handlers.hncConfiguration(r), HNC_CONFIGURATION)
-      .route(Webhook.objects.path, (r) => this.handlers.object(r))
-      .route(PROBE_PATH, () => allow());
+    // The HRQ webhooks read the quota caches, which are the main thread's: decided here either way.
+    const quotaRoutes = new Map<string, (r: AdmissionRequest) => Decision | Promise<Decision>>();
     if (opts.quotas) {
       const quotas = new QuotaWebhooks(opts.client, opts.quotas, opts.logger, opts.quotaRouter);
-      server
-        .route(FORWARDED_PATH, (r) => quotas.forwarded(r))
-        .route(Webhook.hrq.path, (r) => quotas.validateHrq(r))
-        .route(Webhook.hrqQuantities.path, (r) => quotas.mutateHrq(r))
-        .route(Webhook.resourceQuotaStatus.path, (r) => quotas.resourceQuotaStatus(r));
+      quotaRoutes
+        .set(FORWARDED_PATH, (r) => quotas.forwarded(r))
+        .set(Webhook.hrq.path, (r) => quotas.validateHrq(r))
+        .set(Webhook.hrqQuantities.path, (r) => quotas.mutateHrq(r))
+        .set(Webhook.resourceQuotaStatus.path, (r) => quotas.resourceQuotaStatus(r));
     }
-    this.port = await server.start();
-    this.server = server;
+    // The reviews on the probe's path (registered only in the probe configuration) show the API server reaches us.
+    const onProbe = () => {
+      if (this.probeNonce !== undefined) this.probeSeen = true;
+    };
+    if (opts.onMainThread) {
+      const server = new WebhookServer({
+        host: opts.host,
+        port: opts.port,
+        cert: this.serving.cert,
+        key: this.serving.key,
+        isReady: () => opts.cache.synced,
+        allowWhileStarting: ALLOW_WHILE_STARTING,
+        logger: opts.logger,
+        onReview: (path, verdict, ms) => {
+          if (path === PROBE_PATH) onProbe();
+          const webhook = Object.values(Webhook).find((w) => w.path === path)?.name ?? path;
+          opts.metrics?.webhookSeconds.observe({ webhook }, ms / 1000);
+          if (!verdict.allowed) opts.metrics?.webhookDenials.inc({ webhook, reason: verdict.reason });
+        },
+      });
+      // The API calls a review waits on, over connections of their own: never queued behind the controller's writes.
+      const handlers = new AdmissionHandlers({
+        hierarchy: () => opts.cache.hierarchy,
+        namespace: opts.namespace,
+        propagation: opts.propagation,
+        lookups: apiLookups(opts.client.withOwnConnections(ADMISSION_SOCKETS)),
+      });
+      routeAdmission(server, handlers);
+      for (const [path, handler] of quotaRoutes) server.route(path, handler);
+      this.port = await server.start();
+      this.server = server;
+    } else {
+      const thread = new AdmissionThread({
+        client: opts.client,
+        namespace: opts.namespace,
+        policy: opts.cache.hierarchy.policy.options,
+        propagation: { noPropagationLabels: opts.noPropagationLabels },
+        host: opts.host,
+        port: opts.port,
+        cert: this.serving.cert,
+        key: this.serving.key,
+        relayed: quotaRoutes,
+        logger: opts.logger,
+        metrics: opts.metrics,
+        onProbe,
+        onFatal:
+          opts.onFatal ??
+          (() => {
+            process.stderr.write('hnc: the admission webhook thread failed (see the log); exiting\n');
+            process.exit(1);
+          }),
+      });
+      this.port = await thread.port;
+      this.thread = thread;
+    }
     if (opts.verifyReachable && opts.registerConfigurations !== false) {
       try {
         await this.probe(typeof opts.verifyReachable === 'object' ? opts.verifyReachable.timeoutMs : 10_000);
       } catch (err) {
         this.stopper.abort();
-        await server.stop();
+        await this.server?.stop();
+        await this.thread?.stop();
         throw err;
       }
     }
     if (opts.registerConfigurations !== false) this.watchConfigurations();
     this.certs?.startRenewal((c) => {
-      server.setCertificate(c.cert, c.key);
+      this.server?.setCertificate(c.cert, c.key);
+      this.thread?.setCertificate(c.cert, c.key);
       this.serving = c;
       void this.register();
     });
@@ -197,16 +227,31 @@ export class Webhooks {
     return this.serving?.ca;
   }
 
+  /** True once the caches the webhooks decide from have listed everything (the worker's own, off the main thread). */
+  get synced(): boolean {
+    return this.thread ? this.thread.synced : this.opts.cache.synced;
+  }
+
+  /** Resolves once synced is true. */
+  get whenSynced(): Promise<void> {
+    return this.thread ? this.thread.whenSynced : this.opts.cache.whenSynced;
+  }
+
+  /** A source of a propagated type appeared or went (the admission thread's conflict checks). */
+  sourceChanged(change: SourceChange): void {
+    this.thread?.sourceChanged(change);
+  }
+
   async stop(): Promise<void> {
     // Behind a Service the server first drains (WebhookServer.stop) while the rest stops.
-    const drained = this.opts.drainMs ? this.server?.stop(this.opts.drainMs) : undefined;
+    const drained = this.opts.drainMs ? (this.thread?.stop(this.opts.drainMs) ?? this.server?.stop(this.opts.drainMs)) : undefined;
     this.stopper.abort();
     this.opts.quotaRouter?.close();
     this.certs?.stop();
     await Promise.all(this.watches.map((w) => w.stop()));
     await this.repairing;
     if (this.opts.removeOnStop && this.opts.registerConfigurations !== false) await this.removeConfigurations();
-    await (drained ?? this.server?.stop());
+    await (drained ?? Promise.all([this.server?.stop(), this.thread?.stop()]));
   }
 
   /**
@@ -326,7 +371,8 @@ export class Webhooks {
   }
 
   /** The kinds being propagated: the objects webhook guards exactly these. */
-  async setPropagatedTypes(types: Array<{ group: string; resource: string; mode: string }>): Promise<void> {
+  async setPropagatedTypes(types: IndexedType[]): Promise<void> {
+    this.thread?.setTypes(types);
     const byGroup = new Map<string, string[]>();
     for (const t of types) if (isPropagating(t.mode)) byGroup.set(t.group, [...(byGroup.get(t.group) ?? []), t.resource]);
     this.objectRules = [...byGroup].map(([group, resources]) => ({ group, resources })).sort((a, b) => (a.group < b.group ? -1 : 1));
@@ -369,19 +415,5 @@ export class Webhooks {
       this.opts.metrics?.apiWrites.inc({ verb: 'patch', result: 'success' }, written);
       this.opts.logger.info({ written }, 'wrote the webhook configurations');
     }
-  }
-
-  /** The API server calls the handlers' decisions wait on, over the webhooks' own connections. */
-  private lookups(): AdmissionLookups {
-    return {
-      userCan: (user, check) => userCan(this.api, user, check),
-      namespaceExists: (name) =>
-        this.api.get(`/api/v1/namespaces/${segment(name)}`).then(
-          () => true,
-          (e: unknown) => (isNotFound(e) ? false : Promise.reject(e)),
-        ),
-      // The reconciler's resolver: both agree on what a configuration names.
-      resolver: (groups) => this.discovery.resolver(groups),
-    };
   }
 }

@@ -167,6 +167,7 @@ export class ConfigController {
   /** When a propagator's count of copies in place last changed (performance.now()). */
   private lastCountChange = -Infinity;
   private readonly typeListeners = new Set<(types: ConfiguredType[]) => void>();
+  private readonly sourceListeners = new Set<(change: SourceChange) => void>();
   private lastTypes: ConfiguredType[] | undefined;
   private timer?: ReturnType<typeof setInterval>;
   /** Keeps the singleton and its status; the types it resolves are synced by this controller. */
@@ -220,6 +221,18 @@ export class ConfigController {
   onTypes(listener: (types: ConfiguredType[]) => void): void {
     this.typeListeners.add(listener);
     if (this.lastTypes) listener(this.lastTypes);
+  }
+
+  /**
+   * Called for every source that appears or goes, per type, and with `reset` when a type's
+   * propagator stops (its sources are no longer known): the admission worker's index of source
+   * names for the objects webhook's conflict check. A new listener first gets every known source.
+   */
+  onSources(listener: (change: SourceChange) => void): () => void {
+    this.sourceListeners.add(listener);
+    for (const p of this.propagators.values())
+      for (const s of p.sourceNames()) listener({ group: p.type.group, resource: p.type.resource, ...s, present: true });
+    return () => this.sourceListeners.delete(listener);
   }
 
   async start(): Promise<void> {
@@ -327,6 +340,7 @@ export class ConfigController {
       // A type that left the configuration is no longer handled; its copies stay (as HNC's Ignore).
       if (!t || t.version !== p.type.version) {
         this.propagators.delete(key);
+        for (const l of this.sourceListeners) l({ group: p.type.group, resource: p.type.resource, reset: true });
         await p.stop();
         this.deps.log.info({ rid, type: key }, 'stopped propagating type');
       } else p.setMode(t.mode);
@@ -340,6 +354,9 @@ export class ConfigController {
           this.lastCountChange = performance.now();
           this.queue.addAfter(KEY, STATUS_DELAY_MS);
         },
+        onSource: (namespace, name, present) => {
+          for (const l of this.sourceListeners) l({ group: t.group, resource: t.resource, namespace, name, present });
+        },
       });
       this.propagators.set(key, p);
       await p.start();
@@ -351,6 +368,11 @@ export class ConfigController {
     }
   }
 }
+
+/** A source of a type that appeared or went; or, with `reset`, every source of the type forgotten. */
+export type SourceChange =
+  | { group: string; resource: string; namespace: string; name: string; present: boolean; reset?: undefined }
+  | { group: string; resource: string; reset: true };
 
 /** A status with the object counts left out, to tell a counts-only change from a real one. */
 function withoutCounts(status: HNCConfigurationStatus): HNCConfigurationStatus {

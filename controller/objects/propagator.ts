@@ -49,6 +49,8 @@ export class TypePropagator {
       isLeader: () => boolean;
       metrics?: Metrics;
       onCounts?: () => void;
+      /** A source of this type appeared (present) or went: the admission worker's conflict checks (webhooks/admission-thread.ts). */
+      onSource?: (namespace: string, name: string, present: boolean) => void;
     },
   ) {
     this.mode = type.mode;
@@ -97,6 +99,11 @@ export class TypePropagator {
     this.running = true;
     this.warnAboutSources();
     this.replanAll();
+  }
+
+  /** The namespace and name of every source (a late subscriber to onSource catches up from these). */
+  sourceNames(): Array<{ namespace: string; name: string }> {
+    return [...this.sources].map((s) => ({ namespace: s.namespace, name: s.name }));
   }
 
   async stop(): Promise<void> {
@@ -165,6 +172,7 @@ export class TypePropagator {
     if (event === 'DELETED' || isCopy(obj)) this.sources.delete(ns, name);
     else this.sources.set({ namespace: ns, name, object: obj });
     const after = this.sources.get(ns, name)?.object;
+    if ((before === undefined) !== (after === undefined)) this.deps.onSource?.(ns, name, after !== undefined);
     if (!this.running) return;
     // The namespace itself: a copy changed or went, or a user's object appeared in the way (not
     // for the echo of our own write: that namespace was planned with it).

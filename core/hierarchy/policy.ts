@@ -32,7 +32,11 @@ export class HierarchyPolicy {
   private readonly labelRegexes: RegExp[];
   private readonly annotationRegexes: RegExp[];
 
+  /** The options it was made from: plain data, to make the same policy in another thread (the admission worker). */
+  readonly options: PolicyOptions;
+
   constructor(opts: PolicyOptions = {}) {
+    this.options = opts;
     const hncNamespace = opts.hncNamespace ?? DEFAULT_HNC_NAMESPACE;
     this.excluded = new Set([...(opts.excludedNamespaces ?? DEFAULT_EXCLUDED_NAMESPACES), hncNamespace]);
     this.includedSource = opts.includedNamespaceRegex ?? '.*';

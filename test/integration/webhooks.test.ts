@@ -10,6 +10,7 @@ import { MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
 import { createLogger } from '../../kube/log.js';
 import { InternalCertificates } from '../../webhooks/certs.js';
 import { mintUser } from '../../local-cluster/index.js';
+import { Worker } from 'node:worker_threads';
 
 let cluster: TestCluster;
 let hnc: Hnc;
@@ -364,6 +365,57 @@ describe('webhooks', () => {
     const later = await certs.ensure(Date.now() + 340 * 24 * 3600 * 1000); // within 30 days of expiry
     expect(later.cert).not.toBe(first.cert);
     expect(later.ca).toBe(first.ca);
+  });
+
+  it("answers reviews while HNC's main thread is blocked: they are served by a thread of their own", () => {
+    // The main thread (HNC's controller and this test) blocks in Atomics.wait until a review sent
+    // straight to the webhook server from another thread is answered: if any part of answering
+    // needed the main thread, the wait would time out.
+    const state = new Int32Array(new SharedArrayBuffer(8));
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'while-blocked',
+        kind: { group: 'hnc.x-k8s.io', version: 'v1alpha2', kind: 'SubnamespaceAnchor' },
+        resource: { group: 'hnc.x-k8s.io', version: 'v1alpha2', resource: 'subnamespaceanchors' },
+        name: 'blocked',
+        namespace: 'kube-system',
+        operation: 'CREATE',
+        userInfo: { username: 'alice', groups: ['system:authenticated'] },
+        object: {
+          apiVersion: 'hnc.x-k8s.io/v1alpha2',
+          kind: 'SubnamespaceAnchor',
+          metadata: { name: 'blocked', namespace: 'kube-system' },
+        },
+      },
+    };
+    const sender = new Worker(
+      `const { workerData: d } = require('node:worker_threads');
+      const body = JSON.stringify(d.review);
+      const req = require('node:https').request(
+        { host: '127.0.0.1', port: d.port, path: '/validate-hnc-x-k8s-io-v1alpha2-subnamespaceanchors', method: 'POST', ca: d.ca,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          let text = '';
+          res.on('data', (c) => (text += c));
+          res.on('end', () => {
+            Atomics.store(d.state, 1, JSON.parse(text).response.allowed === false ? 2 : 1);
+            Atomics.store(d.state, 0, 1);
+            Atomics.notify(d.state, 0);
+          });
+        });
+      req.on('error', () => { Atomics.store(d.state, 0, 2); Atomics.notify(d.state, 0); });
+      req.end(body);`,
+      { eval: true, workerData: { review, port: hnc.webhooks!.port, ca: hnc.webhooks!.ca, state } },
+    );
+    try {
+      expect(Atomics.wait(state, 0, 0, 10_000)).toBe('ok');
+      expect(state[0]).toBe(1); // answered, not failed
+      expect(state[1]).toBe(2); // denied: kube-system is excluded
+    } finally {
+      void sender.terminate();
+    }
   });
 
   it('with HNC stopped, objects of kinds not propagated and namespaces it excludes can still be changed', async () => {

@@ -1,0 +1,45 @@
+// The messages between the main thread and the admission worker (webhooks/admission-thread.ts).
+// Plain data only: they are copied by structured clone.
+import type { Decision } from '../core/validation/decision.js';
+import type { PolicyOptions } from '../core/hierarchy/policy.js';
+import type { PropagationOptions } from '../core/propagation/decide.js';
+import type { ClientSnapshot } from '../kube/client.js';
+import type { Headers } from '../kube/kubeconfig.js';
+import type { IndexedType, SourceChange } from './propagation-index.js';
+import type { AdmissionRequest } from './review.js';
+
+export interface AdmissionWorkerData {
+  client: ClientSnapshot;
+  /** HNC's namespace: its service accounts are exempt. */
+  namespace: string;
+  policy: PolicyOptions;
+  /** What the conflict check reads of the propagation options (the copy policy is not needed). */
+  propagation: Pick<PropagationOptions, 'noPropagationLabels'>;
+  host?: string;
+  port: number;
+  cert: string;
+  key: string;
+  /** Paths whose reviews the main thread decides (the HRQ webhooks: they read its quota caches). */
+  relayed: string[];
+  logLevel: string;
+}
+
+/** One answered review, for the main thread's metrics: [path, milliseconds, denial reason or null if allowed]. */
+export type ReviewRecord = [path: string, ms: number, denied: string | null];
+
+export type ToWorker =
+  | { t: 'cert'; cert: string; key: string }
+  | { t: 'types'; types: IndexedType[] }
+  | { t: 'sources'; changes: SourceChange[] }
+  | { t: 'headers'; headers: Headers | undefined }
+  | { t: 'decided'; id: number; decision: Decision }
+  | { t: 'stop'; drainMs: number };
+
+export type FromWorker =
+  | { t: 'listening'; port: number }
+  | { t: 'synced' }
+  | { t: 'probe' }
+  | { t: 'reviews'; records: ReviewRecord[] }
+  | { t: 'log'; line: string }
+  | { t: 'relay'; id: number; path: string; review: AdmissionRequest }
+  | { t: 'stopped' };

@@ -1,0 +1,111 @@
+// The admission thread from the main thread's side, with a real worker and real HTTPS on
+// 127.0.0.1 but no API server (its address refuses connections): the worker's caches never
+// load, so its validators answer "starting up" and the mutator allows, and what it answers is
+// counted in the main thread's metrics. What it decides once synced is the integration tests'.
+import { afterEach, describe, expect, it } from 'vitest';
+import https from 'node:https';
+import { Webhook } from '../core/api/constants.js';
+import type { PolicyOptions } from '../core/hierarchy/policy.js';
+import { KubeClient } from '../kube/client.js';
+import { createLogger } from '../kube/log.js';
+import { Metrics } from '../kube/metrics.js';
+import { CertificateAuthority } from '../kube/pki.js';
+import { AdmissionThread } from './admission-thread.js';
+
+const threads: AdmissionThread[] = [];
+afterEach(async () => {
+  await Promise.all(threads.splice(0).map((t) => t.stop()));
+});
+
+async function start(opts: { port?: number; onFatal?: (err: Error) => void } = {}) {
+  const ca = await CertificateAuthority.create('test-ca');
+  const pair = await ca.issue({ commonName: 'webhook', usage: 'server', ips: ['127.0.0.1'] });
+  const client = KubeClient.fromConnection({
+    kind: 'direct',
+    server: 'https://127.0.0.1:1',
+    tls: { rejectUnauthorized: true },
+    headers: () => ({}),
+    source: 'test',
+  });
+  const metrics = new Metrics({ namespaces: () => 0, objects: () => [], conditions: () => [] });
+  const lines: string[] = [];
+  const thread = new AdmissionThread({
+    client,
+    namespace: 'hnc-system',
+    policy: {} satisfies PolicyOptions,
+    propagation: {},
+    host: '127.0.0.1',
+    port: opts.port ?? 0,
+    cert: pair.cert,
+    key: pair.key,
+    logger: createLogger({ level: 'info', format: 'json', destination: { write: (l: string) => lines.push(l) } }),
+    metrics,
+    onFatal: opts.onFatal ?? ((err) => expect.fail(`the admission thread failed: ${err.message}`)),
+  });
+  threads.push(thread);
+  return { thread, metrics, ca: ca.certPem, lines };
+}
+
+const send = (port: number, ca: string, path: string) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const body = JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'u-1',
+        kind: { group: '', version: 'v1', kind: 'Namespace' },
+        resource: { group: '', version: 'v1', resource: 'namespaces' },
+        name: 'x',
+        operation: 'CREATE',
+        userInfo: { username: 'alice' },
+        object: { metadata: { name: 'x' } },
+      },
+    });
+    const req = https.request(
+      { host: '127.0.0.1', port, path, method: 'POST', ca, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let b = '';
+        res.on('data', (c: Buffer) => (b += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+
+// Each test starts workers that load TypeScript through tsx: seconds on a busy machine.
+describe('AdmissionThread', { timeout: 60_000 }, () => {
+  it('serves from its worker: validators refuse while its caches load, the mutator allows, and the main metrics count both', async () => {
+    const { thread, metrics, ca } = await start();
+    const port = await thread.port;
+    expect(thread.synced).toBe(false);
+    const validated = JSON.parse((await send(port, ca, Webhook.namespaces.path)).body) as {
+      response: { allowed: boolean; status: { code: number } };
+    };
+    expect(validated.response).toMatchObject({ allowed: false, status: { code: 503 } });
+    const mutated = JSON.parse((await send(port, ca, Webhook.namespaceMutator.path)).body) as { response: { allowed: boolean } };
+    expect(mutated.response.allowed).toBe(true);
+    const count = async (webhook: string) =>
+      (await metrics.webhookSeconds.get()).values.find(
+        (v) => v.metricName === 'hnc_webhook_duration_seconds_count' && v.labels.webhook === webhook,
+      )?.value ?? 0;
+    // The worker sends what it answered as it answers; the main thread records it on its next turns.
+    await expect.poll(() => count(Webhook.namespaces.name)).toBe(1);
+    await expect.poll(() => count(Webhook.namespaceMutator.name)).toBe(1);
+    const denials = (await metrics.webhookDenials.get()).values;
+    expect(denials).toEqual([
+      expect.objectContaining({ value: 1, labels: { webhook: Webhook.namespaces.name, reason: 'ServiceUnavailable' } }),
+    ]);
+  });
+
+  it('fails to start, with why, when its port is taken; a stop is not a failure', async () => {
+    const first = await start();
+    const port = await first.thread.port;
+    let failed: Error | undefined;
+    const second = await start({ port, onFatal: (err) => (failed = err) });
+    await expect(second.thread.port).rejects.toThrow(/the admission worker could not start: .*EADDRINUSE/);
+    await first.thread.stop();
+    await expect(send(port, first.ca, Webhook.namespaces.path)).rejects.toThrow(/ECONNREFUSED/);
+    expect(failed).toBeUndefined();
+  });
+});

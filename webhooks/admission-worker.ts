@@ -1,0 +1,127 @@
+// The admission worker's entry point (webhooks/admission-thread.ts starts it): serves the webhooks
+// over HTTPS on a thread of its own, deciding from its own HierarchyCache (its own watches of
+// namespaces, HierarchyConfigurations, anchors and CRDs), so that no review waits for the main
+// thread's reconciles, writes or garbage collection. What only the main thread knows arrives as
+// messages (admission-protocol.ts): the propagated types and their sources' names, certificate
+// renewals, credentials, the HRQ decisions, stop. It imports nothing of the controller.
+import { parentPort, workerData } from 'node:worker_threads';
+import { HierarchyPolicy } from '../core/hierarchy/policy.js';
+import { KubeClient } from '../kube/client.js';
+import { HierarchyCache } from '../kube/hierarchy-cache.js';
+import type { Headers } from '../kube/kubeconfig.js';
+import { createLogger } from '../kube/log.js';
+import type { Decision } from '../core/validation/decision.js';
+import type { AdmissionWorkerData, FromWorker, ReviewRecord, ToWorker } from './admission-protocol.js';
+import { PROBE_PATH } from './configurations.js';
+import { AdmissionHandlers } from './handlers.js';
+import { apiLookups } from './lookups.js';
+import { PropagationIndex } from './propagation-index.js';
+import { ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
+import { WebhookServer } from './server.js';
+
+/** Sockets for the worker's API calls (watches, SubjectAccessReviews, existence checks, discovery). */
+const SOCKETS = 32;
+
+if (!parentPort) throw new Error('webhooks/admission-worker is a worker thread entry point, started by webhooks/admission-thread.ts');
+const port = parentPort;
+const data = workerData as AdmissionWorkerData;
+const send = (m: FromWorker) => port.postMessage(m);
+
+// Every line goes to the main thread's logger (its level, format and destination).
+const logger = createLogger({
+  name: 'hnc',
+  level: data.logLevel,
+  format: 'json',
+  destination: { write: (line: string) => send({ t: 'log', line }) },
+});
+let headers: Headers | undefined = data.client.headers;
+const client = KubeClient.fromSnapshot(data.client, () => headers, { maxSockets: SOCKETS });
+const cache = new HierarchyCache(client, new HierarchyPolicy(data.policy), logger);
+const propagation = new PropagationIndex(() => cache.hierarchy, data.propagation);
+const handlers = new AdmissionHandlers({
+  hierarchy: () => cache.hierarchy,
+  namespace: data.namespace,
+  propagation: propagation.view,
+  lookups: apiLookups(client),
+});
+
+// Answered reviews go to the main thread's metrics, those of one turn in one message: sent as
+// their answers are, so a client that has its answer finds it counted once the main thread looks.
+let records: ReviewRecord[] = [];
+const flush = () => {
+  if (records.length) send({ t: 'reviews', records });
+  records = [];
+};
+
+// The HRQ webhooks read the main thread's quota caches: their reviews are decided there.
+let nextRelay = 1;
+const relayed = new Map<number, (d: Decision) => void>();
+const relay = (path: string, review: Parameters<typeof handlers.object>[0]) =>
+  new Promise<Decision>((resolve) => {
+    const id = nextRelay++;
+    relayed.set(id, resolve);
+    send({ t: 'relay', id, path, review });
+  });
+
+const server = routeAdmission(
+  new WebhookServer({
+    host: data.host,
+    port: data.port,
+    cert: data.cert,
+    key: data.key,
+    isReady: () => cache.synced,
+    allowWhileStarting: ALLOW_WHILE_STARTING,
+    logger,
+    onReview: (path, verdict, ms) => {
+      if (path === PROBE_PATH) send({ t: 'probe' });
+      if (records.length === 0) setImmediate(flush);
+      records.push([path, ms, verdict.allowed ? null : verdict.reason]);
+    },
+  }),
+  handlers,
+);
+for (const path of data.relayed) server.route(path, (r) => relay(path, r));
+
+port.on('message', (m: ToWorker) => {
+  switch (m.t) {
+    case 'cert':
+      server.setCertificate(m.cert, m.key);
+      break;
+    case 'types':
+      propagation.setTypes(m.types);
+      break;
+    case 'sources':
+      propagation.apply(m.changes);
+      break;
+    case 'headers':
+      headers = m.headers;
+      break;
+    case 'decided':
+      relayed.get(m.id)?.(m.decision);
+      relayed.delete(m.id);
+      break;
+    case 'stop':
+      void stop(m.drainMs);
+      break;
+  }
+});
+
+let stopping = false;
+async function stop(drainMs: number): Promise<void> {
+  stopping = true;
+  await server.stop(drainMs);
+  flush();
+  await cache.stop();
+  client.close('the admission worker stopped');
+  send({ t: 'stopped' });
+}
+
+const listening = await server.start();
+send({ t: 'listening', port: listening });
+// A cache that cannot start (other than by this stop) fails the worker: the main thread hears of it (onFatal).
+cache.start().then(
+  () => send({ t: 'synced' }),
+  (err: unknown) => {
+    if (!stopping) throw err;
+  },
+);
