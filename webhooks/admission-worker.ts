@@ -111,8 +111,9 @@ async function stop(drainMs: number): Promise<void> {
   stopping = true;
   await server.stop(drainMs);
   flush();
-  await cache.stop();
+  // Nothing is asked of the API server any more: a list or watch in flight is cut, not waited for.
   client.close('the admission worker stopped');
+  await cache.stop();
   send({ t: 'stopped' });
 }
 
