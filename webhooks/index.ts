@@ -376,7 +376,7 @@ export class Webhooks {
     const byGroup = new Map<string, string[]>();
     for (const t of types) if (isPropagating(t.mode)) byGroup.set(t.group, [...(byGroup.get(t.group) ?? []), t.resource]);
     this.objectRules = [...byGroup].map(([group, resources]) => ({ group, resources })).sort((a, b) => (a.group < b.group ? -1 : 1));
-    if (this.server) await this.register();
+    if (this.server || this.thread) await this.register();
   }
 
   /**
