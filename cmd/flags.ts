@@ -59,7 +59,7 @@ export const MANAGER_FLAG_HELP = `Manager flags (as HNC's unless marked):
                                      to answer first, and removed on stop (default: 127.0.0.1 when the API
                                      server is on this machine; else no webhooks, with a warning)
   --webhooks-on-main-thread          (hnc-ts) serve the webhooks on the controller's thread, not a thread of their own:
-                                     ~N MB less memory, but reviews wait while it reconciles (docs/webhooks.md)
+                                     less memory (no second heap and hierarchy), but reviews wait while it reconciles
   --cert-dir DIR                     serve tls.crt/tls.key from DIR (cert-manager) instead of managing certificates
   --enable-leader-election           reconcile only while holding the lease (for several replicas)
   --leader-election-id NAME          the Lease's name (default controller-leader-election-helper)
