@@ -337,6 +337,7 @@ describe('webhooks', () => {
     const types = [...hnc.manager.config.propagators.values()].map((p) => ({
       group: p.type.group,
       resource: p.type.resource,
+      kind: p.type.kind,
       mode: p.currentMode,
     }));
     const writes = wh.configurationWrites;
