@@ -176,6 +176,8 @@ const NOT_STORED_KINDS = new Set([
   'List',
   'APIResourceList',
   'WatchEvent',
+  // The answer's shape when only the metadata is asked for (as=PartialObjectMetadata), never an object stored.
+  'PartialObjectMetadata',
 ]);
 
 // ---------------------------------------------------------------------------------------------
