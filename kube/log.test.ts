@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLogger, logFormat, prettyLines, type LogFormat } from './log.js';
 import { newRequestId } from './log-context.js';
@@ -44,6 +46,21 @@ describe('request ids', () => {
       ['r2', 'r2', 'hierarchy'],
     ]);
     expect(records.filter((r) => r.msg === 'unrelated, meanwhile').every((r) => !('rid' in r))).toBe(true);
+  });
+});
+
+describe('the rid without AsyncLocalStorage', () => {
+  it('is not carried by async hooks anywhere in the production code: on Node 20 they hook every promise of the process', () => {
+    const root = join(import.meta.dirname, '..');
+    const offenders: string[] = [];
+    for (const dir of ['core', 'kube', 'controller', 'webhooks', 'cmd', 'kubectl-plugin']) {
+      for (const f of readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })) {
+        if (!f.endsWith('.ts') || f.endsWith('.test.ts')) continue;
+        const code = readFileSync(join(root, dir, f), 'utf8');
+        if (/from '(node:)?async_hooks'|new AsyncLocalStorage\b|createHook\(/.test(code)) offenders.push(`${dir}/${f}`);
+      }
+    }
+    expect(offenders).toEqual([]);
   });
 });
 
