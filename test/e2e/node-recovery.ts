@@ -5,7 +5,7 @@
 // the worst a crash leaves (with setpriv the kernel kills the daemons, but the container shims
 // and the pods survive either way). The suite's node start that follows is the recovery: it must
 // undo all of it by itself and reach Ready; the teardown then compares the host with `before`.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +82,15 @@ export async function crashANode(cp: NodeControlPlane, prepared: PreparedNode, l
   await eventually(
     async () => ((await admin.get<{ status: { phase?: string } }>(POD)).status.phase === 'Running' ? true : undefined),
     'the rehearsal pod to run',
+    60_000,
+  );
+  // Mid-run means every daemon has made its changes: kube-proxy's and kube-router's chains too.
+  await eventually(
+    async () => {
+      const rules = spawnSync('iptables-save', [], { encoding: 'utf8' }).stdout ?? '';
+      return /^:KUBE-SERVICES /m.test(rules) && /^:KUBE-ROUTER-INPUT /m.test(rules) ? true : undefined;
+    },
+    "kube-proxy's and kube-router's chains",
     60_000,
   );
   const podRunning = (Date.now() - t0) / 1000;
