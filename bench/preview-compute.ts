@@ -6,6 +6,7 @@
 // metadata and managedFields included), parsed from JSON text as the plugin receives them, then
 // previewChange (core/preview) run on them. Prints the median time of the parse and of the
 // computation. See docs/benchmarks.md.
+import { previewForest } from './preview-forest.js';
 import { parseArgs } from 'node:util';
 import { API_VERSION, Label, treeLabel } from '../core/api/constants.js';
 import type { HierarchyConfiguration, NamespaceObject } from '../core/api/types.js';
@@ -36,21 +37,7 @@ const size = Number(values.size);
 const perNamespace = Number(values.objects);
 const runs = Number(values.runs);
 
-const parents = new Map<string, string | undefined>([
-  ['org', undefined],
-  ['team-a', 'org'],
-  ['team-b', 'org'],
-  ['sub', 'team-a'],
-]);
-const moved = ['sub', ...Array.from({ length: size - 1 }, (_, i) => `sub-${String(i).padStart(4, '0')}`)];
-for (const n of moved.slice(1)) parents.set(n, 'sub');
-const others = Array.from({ length: size }, (_, i) => `other-${String(i).padStart(4, '0')}`);
-for (const n of others) parents.set(n, 'team-b');
-const ancestry = (ns: string): string[] => {
-  const out = [ns];
-  for (let p = parents.get(ns); p !== undefined; p = parents.get(p)) out.push(p);
-  return out;
-};
+const { parents, moved, others, ancestry } = previewForest(size);
 
 let rv = 1000;
 /** What the API server adds to an object it stores. */

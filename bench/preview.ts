@@ -13,6 +13,7 @@
 // start included, next to the plugin's bare start (`--help`). Run as admin (one cluster-wide list
 // per kind) and as `lead`, admin of org's subtree by a RoleBinding in each namespace, who may not
 // list across the cluster (the forest is walked namespace by namespace). See docs/benchmarks.md.
+import { previewForest } from './preview-forest.js';
 import { parseArgs } from 'node:util';
 import { API_VERSION, Label, treeLabel } from '../core/api/constants.js';
 import { desiredCopy } from '../core/propagation/copy.js';
@@ -47,21 +48,7 @@ try {
   const t0 = Date.now();
 
   // The forest, as HNC labels it: name -> parent.
-  const parents = new Map<string, string | undefined>([
-    ['org', undefined],
-    ['team-a', 'org'],
-    ['team-b', 'org'],
-    ['sub', 'team-a'],
-  ]);
-  const moved = ['sub', ...Array.from({ length: size - 1 }, (_, i) => `sub-${String(i).padStart(4, '0')}`)];
-  for (const n of moved.slice(1)) parents.set(n, 'sub');
-  const others = Array.from({ length: size }, (_, i) => `other-${String(i).padStart(4, '0')}`);
-  for (const n of others) parents.set(n, 'team-b');
-  const ancestry = (ns: string): string[] => {
-    const out = [ns];
-    for (let p = parents.get(ns); p !== undefined; p = parents.get(p)) out.push(p);
-    return out;
-  };
+  const { parents, moved, others, ancestry } = previewForest(size);
   await pool([...parents.keys()], 16, async (name) => {
     const labels: Record<string, string> = { [Label.includedNamespace]: 'true' };
     ancestry(name).forEach((a, depth) => (labels[treeLabel(a)] = String(depth)));
