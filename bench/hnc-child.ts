@@ -135,7 +135,13 @@ async function handle(req: ChildRequest): Promise<unknown> {
         // HNC's own metrics (its webhook latency histogram) with the webhooks.
         metricsAddress: s.webhooks ? '127.0.0.1:0' : '',
         webhooks: s.webhooks
-          ? { port: s.webhookPort, host: '127.0.0.1', endpoint: (port) => ({ url: `https://127.0.0.1:${s.registerPort ?? port}` }) }
+          ? {
+              port: s.webhookPort,
+              host: '127.0.0.1',
+              endpoint: (port) => ({ url: `https://127.0.0.1:${s.registerPort ?? port}` }),
+              // HNC_BENCH_WEBHOOKS_ON_MAIN_THREAD=1: the reviews on the controller's thread (--webhooks-on-main-thread), to compare.
+              onMainThread: process.env.HNC_BENCH_WEBHOOKS_ON_MAIN_THREAD === '1',
+            }
           : false,
         hrq: s.hrq ? { syncIntervalMs: 60_000 } : undefined,
         leaderElection: s.leaderElection,
