@@ -3,13 +3,13 @@
 // load, so its validators answer "starting up" and the mutator allows, and what it answers is
 // counted in the main thread's metrics. What it decides once synced is the integration tests'.
 import { afterEach, describe, expect, it } from 'vitest';
-import https from 'node:https';
 import { Webhook } from '../core/api/constants.js';
 import type { PolicyOptions } from '../core/hierarchy/policy.js';
 import { KubeClient } from '../kube/client.js';
 import { createLogger } from '../kube/log.js';
 import { Metrics } from '../kube/metrics.js';
 import { CertificateAuthority } from '../kube/pki.js';
+import { postHttps } from './testing.js';
 import { AdmissionThread } from './admission-thread.js';
 
 const threads: AdmissionThread[] = [];
@@ -47,8 +47,11 @@ async function start(opts: { port?: number; onFatal?: (err: Error) => void } = {
 }
 
 const send = (port: number, ca: string, path: string) =>
-  new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const body = JSON.stringify({
+  postHttps(
+    port,
+    ca,
+    path,
+    JSON.stringify({
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
       request: {
@@ -60,18 +63,8 @@ const send = (port: number, ca: string, path: string) =>
         userInfo: { username: 'alice' },
         object: { metadata: { name: 'x' } },
       },
-    });
-    const req = https.request(
-      { host: '127.0.0.1', port, path, method: 'POST', ca, headers: { 'content-type': 'application/json' } },
-      (res) => {
-        let b = '';
-        res.on('data', (c: Buffer) => (b += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+    }),
+  );
 
 // Each test starts workers that load TypeScript through tsx: seconds on a busy machine.
 describe('AdmissionThread', { timeout: 60_000 }, () => {

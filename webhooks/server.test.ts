@@ -4,6 +4,7 @@ import https from 'node:https';
 import { CertificateAuthority } from '../kube/pki.js';
 import { createLogger, type Logger } from '../kube/log.js';
 import { noopLogger } from '../kube/watch/logger.js';
+import { postHttps } from './testing.js';
 import { MAX_BODY, NOT_READY_MESSAGE, WebhookServer, type Handler } from './server.js';
 
 let server: WebhookServer | undefined;
@@ -30,19 +31,7 @@ async function serve(ready: boolean, handler: Handler, logger?: Logger) {
   const port = await server.start();
   lastPort = port;
   lastCa = ca.certPem;
-  return (path: string, body: string | Buffer, headers: Record<string, string> = {}) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = https.request(
-        { host: '127.0.0.1', port, path, method: 'POST', ca: ca.certPem, headers: { 'content-type': 'application/json', ...headers } },
-        (res) => {
-          let b = '';
-          res.on('data', (c: Buffer) => (b += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  return (path: string, body: string | Buffer, headers: Record<string, string> = {}) => postHttps(port, ca.certPem, path, body, headers);
 }
 
 const review = (uid = 'u-1') =>
