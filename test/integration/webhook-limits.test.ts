@@ -1,11 +1,11 @@
 // The webhook server's limits on the real manager (docs/webhooks.md, "Limits"): reviews sent
 // straight to its port, as anyone who reaches it could, and an HNCConfiguration through the API
 // server whose group would have climbed out of its URL.
-import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hnc } from '../../cmd/hnc.js';
 import { Webhook } from '../../core/api/constants.js';
 import { TestCluster, eventually, kubectl } from '../support/cluster.js';
+import { postHttps } from '../../webhooks/testing.js';
 import { removeWebhookConfigurations, startHncWithWebhooks, waitForWebhooks } from '../support/manager.js';
 
 let cluster: TestCluster;
@@ -25,20 +25,7 @@ afterAll(async () => {
   await cluster.cleanup();
 });
 
-function post(path: string, body: string | Buffer): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      { host: '127.0.0.1', port: hnc.webhooks!.port, path, method: 'POST', ca, headers: { 'content-type': 'application/json' } },
-      (res) => {
-        let b = '';
-        res.on('data', (c: Buffer) => (b += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = (path: string, body: string | Buffer) => postHttps(hnc.webhooks!.port, ca, path, body);
 
 const hcReview = (userInfo: unknown) =>
   JSON.stringify({
