@@ -1,7 +1,6 @@
 // Hierarchical quotas are never over-admitted, even with two manager replicas serving webhooks
 // behind one address (a round-robin TCP proxy here, a Service in a cluster) and many creations at
 // once across a subtree: every usage raise is decided by the leader (docs/hrq.md).
-import https from 'node:https';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -14,6 +13,7 @@ import { mintUser } from '../../local-cluster/index.js';
 import { TestCluster, eventually, eventuallyEqual } from '../support/cluster.js';
 import { setParent } from '../support/hnc.js';
 import { removeWebhookConfigurations } from '../support/manager.js';
+import { postHttps } from '../../webhooks/testing.js';
 
 let cluster: TestCluster;
 const replicas: Hnc[] = [];
@@ -83,29 +83,14 @@ const counted = (ns: string) =>
   eventually(async () => ((await singleton(ns).catch(() => undefined))?.status?.used ? true : undefined), `${ns} counted`);
 
 /** Sends an AdmissionReview straight to one replica's webhook server, as the API server would. */
-function review(port: number, ca: string, request: object): Promise<{ allowed: boolean; status?: { code?: number; message?: string } }> {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request });
-    const req = https.request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/validate-hnc-x-k8s-io-v1alpha2-resourcequotasstatus',
-        method: 'POST',
-        ca,
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () =>
-          resolve((JSON.parse(text) as { response: { allowed: boolean; status?: { code?: number; message?: string } } }).response),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+async function review(
+  port: number,
+  ca: string,
+  request: object,
+): Promise<{ allowed: boolean; status?: { code?: number; message?: string } }> {
+  const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request });
+  const answer = await postHttps(port, ca, '/validate-hnc-x-k8s-io-v1alpha2-resourcequotasstatus', body);
+  return (JSON.parse(answer.body) as { response: { allowed: boolean; status?: { code?: number; message?: string } } }).response;
 }
 
 describe('two replicas serving the quota webhooks', () => {
