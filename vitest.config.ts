@@ -25,6 +25,7 @@ export default defineConfig({
             'scripts/**/*.test.ts',
             'cmd/**/*.test.ts',
             'docs/**/*.test.ts',
+            'bench/**/*.test.ts',
             // The layering lint's own test (probe sources).
             'eslint.config.test.ts',
           ],

@@ -97,6 +97,41 @@ export function markdown(report: RunReport): string {
         `${f(r.propagation?.p99RatioToFloor)}${r.propagation && r.propagation.descendants >= 900 ? pass(r.propagation.p99RatioToFloor <= 2) : ''}`,
     );
     row('deletion of that object p50 / p99 ms', '', (r) => `${ms(r.propagation?.delete.p50)} / ${ms(r.propagation?.delete.p99)}`);
+    // Each trial beside a floor of its own (bench/paired-floor.ts): the ratios of issue 18, item 1.
+    const pf = (r: ScenarioResult) => r.propagation?.pairedFloors;
+    row('propagation ÷ its own floor: every copy, median (worst) of the trials', '≤ 1.1', (r) => {
+      const p = pf(r);
+      return p ? `${f(p.create.ratio.median)} (${f(p.create.ratio.p99)})${pass(p.create.ratio.median <= 1.1)}` : '–';
+    });
+    row("… per namespace p50 / p99 ÷ the floor's, median (worst p99)", 'p99 ≤ 1.3', (r) => {
+      const p = pf(r);
+      return p
+        ? `${f(p.create.p50Ratio.median)} / ${f(p.create.p99Ratio.median)} (${f(p.create.p99Ratio.p99)})${pass(p.create.p99Ratio.median <= 1.3)}`
+        : '–';
+    });
+    row('deletion ÷ its own floor: every copy, median (worst); per namespace p99 median', '≤ 1.1; ≤ 1.3', (r) => {
+      const p = pf(r);
+      return p
+        ? `${f(p.delete.ratio.median)} (${f(p.delete.ratio.p99)}); ${f(p.delete.p99Ratio.median)}${pass(p.delete.ratio.median <= 1.1 && p.delete.p99Ratio.median <= 1.3)}`
+        : '–';
+    });
+    row('the floors beside the trials: writes (at the API server) / HNC writes meanwhile / objects left', '0 left', (r) => {
+      const p = pf(r);
+      return p
+        ? `${p.floorWrites} (${p.floorWritesAtApiserver}) / ${p.hncWritesDuringFloors.apiserver} / ${p.floorObjectsLeft}${pass(p.floorObjectsLeft === 0 && p.floorWritesAtApiserver === p.floorWrites)}`
+        : '–';
+    });
+    row('CPU ms per write: trials HNC / apiserver / etcd; floors apiserver / etcd / HNC', '', (r) => {
+      const p = r.propagation;
+      if (!p) return '–';
+      const n = p.writes.apiserver.total || NaN;
+      const per = (c: Record<string, number>, k: string, writes: number) => f((1000 * (c[k] ?? NaN)) / writes, 2);
+      const fw = p.pairedFloors.floorWrites;
+      return `${per(p.cpu, 'hnc', n)} / ${per(p.cpu, 'kube-apiserver', n)} / ${per(p.cpu, 'etcd', n)}; ${per(p.pairedFloors.cpu, 'kube-apiserver', fw)} / ${per(p.pairedFloors.cpu, 'etcd', fw)} / ${per(p.pairedFloors.cpu, 'hnc', fw)}`;
+    });
+    row("other processes' CPU s during the trials / the floors", '', (r) =>
+      r.propagation ? `${f(r.propagation.cpu.others, 1)} / ${f(r.propagation.pairedFloors.cpu.others, 1)}` : '–',
+    );
     row('propagation: writes made ÷ minimum', '1.00', (r) =>
       r.propagation
         ? `${r.propagation.writes.apiserver.total} ÷ ${r.propagation.writes.minimum.total} = ${f(r.propagation.writes.ratio, 3)}`
@@ -243,6 +278,25 @@ export function markdown(report: RunReport): string {
     for (const n of names)
       lines.push(`| ${n} | ${results.map((r) => (byReq(r)[n] ? `${ms(byReq(r)[n]!.p50)} / ${ms(byReq(r)[n]!.p99)}` : '–')).join(' | ')} |`);
     lines.push('');
+    const withPairs = results.filter((r) => r.propagation?.pairedFloors.trials.length);
+    if (withPairs.length) {
+      lines.push('Each propagation trial beside its own floor (ms for every copy; per-namespace p50 / p99; ÷ the floor):');
+      lines.push('');
+      lines.push(
+        '| topology | trial | kind, order | create: HNC (floor) | ÷ floor: all, p50, p99 | delete: HNC (floor) | ÷ floor: all, p50, p99 |',
+      );
+      lines.push('|---|---|---|---|---|---|---|');
+      for (const r of withPairs)
+        r.propagation!.pairedFloors.trials.forEach((t, i) => {
+          const cell = (p: typeof t.create) =>
+            `${ms(p.hnc.allMs)}; ${ms(p.hnc.p50Ms)} / ${ms(p.hnc.p99Ms)} (${ms(p.floor.allMs)}; ${ms(p.floor.p50Ms)} / ${ms(p.floor.p99Ms)})`;
+          const ratio = (p: typeof t.create) => `${f(p.ratio)}, ${f(p.p50Ratio)}, ${f(p.p99Ratio)}`;
+          lines.push(
+            `| ${r.topology} | ${i + 1} | ${t.kind}, ${t.order} | ${cell(t.create)} | ${ratio(t.create)} | ${cell(t.delete)} | ${ratio(t.delete)} |`,
+          );
+        });
+      lines.push('');
+    }
     lines.push('Writes at the API server during the cold start, by resource:');
     lines.push('');
     for (const r of results)

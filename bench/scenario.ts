@@ -19,7 +19,9 @@ import {
   type WriteDelta,
   type HistogramSummary,
 } from './metrics.js';
-import { Tracker, collection, INHERITED_FROM } from './tracker.js';
+import { Tracker, collection, INHERITED_FROM, type Arrivals } from './tracker.js';
+import { pairPhase, runFloor, summarizePairs, type PairedSummary, type PairedTrial } from './paired-floor.js';
+import { Writer } from '../kube/writer.js';
 import {
   buildTopology,
   describe,
@@ -359,6 +361,8 @@ export interface ScenarioResult {
     cpu: Record<string, number>;
     /** gcMinorMs: the part of gcTotalMs spent in scavenges (the young generation); the rest is full collections. */
     eventLoop: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number; gcMinorMs: number };
+    /** Each trial beside a floor of its own, measured right before or after it (bench/paired-floor.ts). */
+    pairedFloors: PairedFloors;
     /** With HNC's webhooks registered: latencies, and the webhook calls the API server made meanwhile (HNC's own copy writes included). */
     withWebhooks?: { create: Summary; delete: Summary; webhookCalls: Record<string, number>; copyWrites: number };
   };
@@ -397,6 +401,68 @@ export interface ScenarioResult {
   };
   versions: { kubernetes: string; binaries: string };
   leftoverProcesses: string[];
+}
+
+/** The trials beside their floors, and what the floors cost. */
+export interface PairedFloors {
+  trials: PairedTrial[];
+  create: PairedSummary;
+  delete: PairedSummary;
+  /** The floor loop's writes in flight (HNC's --max-object-reconciles). */
+  concurrency: number;
+  /**
+   * Writes the floor loops made (a create and a delete per descendant per trial), and those the
+   * API server counted of their kinds in the floors' windows (equal unless HNC copied one).
+   */
+  floorWrites: number;
+  floorWritesAtApiserver: number;
+  /** HNC's writes while the floors ran: its count of sources in HNCConfiguration's status (not part of the trials' writes). */
+  hncWritesDuringFloors: { apiserver: number; byResource: Record<string, number>; manager: number };
+  /** The floor's objects the watches still see after the last trial (must be 0). */
+  floorObjectsLeft: number;
+  /** CPU seconds during the floors (HNC's share: decoding the floor's watch events, planning their namespaces). */
+  cpu: Record<string, number>;
+  floorLoop: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number; gcMinorMs: number };
+}
+
+/** Writes, CPU and HNC's event loop summed over the windows of one kind (the trials', the floors'). */
+interface Window {
+  writes: WriteDelta;
+  manager: number;
+  cpu: Record<string, number>;
+  loop: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number; gcMinorMs: number };
+}
+
+function newWindow(): Window {
+  return {
+    writes: { total: 0, byRequest: {}, byResource: {}, conflicts: 0, errors: 0 },
+    manager: 0,
+    cpu: {},
+    loop: { p50: 0, p99: 0, max: 0, gcMaxMs: 0, gcTotalMs: 0, gcMinorMs: 0 },
+  };
+}
+
+/** Adds one window; the event loop's p50 and p99 are the worst window's (percentiles do not add up). */
+function addWindow(w: Window, d: { writes: WriteDelta; manager: number; cpu: Record<string, number>; stats: ChildStats }): void {
+  const add = (to: Record<string, number>, from: Record<string, number>) => {
+    for (const [k, v] of Object.entries(from)) to[k] = round((to[k] ?? 0) + v, 2);
+  };
+  w.writes.total += d.writes.total;
+  w.writes.conflicts += d.writes.conflicts;
+  w.writes.errors += d.writes.errors;
+  add(w.writes.byRequest, d.writes.byRequest);
+  add(w.writes.byResource, d.writes.byResource);
+  w.manager += d.manager;
+  add(w.cpu, d.cpu);
+  const { eventLoop: e, gc } = d.stats;
+  w.loop = {
+    p50: Math.max(w.loop.p50, e.p50),
+    p99: Math.max(w.loop.p99, e.p99),
+    max: Math.max(w.loop.max, e.max),
+    gcMaxMs: Math.max(w.loop.gcMaxMs, gc.maxMs),
+    gcTotalMs: round(w.loop.gcTotalMs + gc.totalMs, 1),
+    gcMinorMs: round(w.loop.gcMinorMs + gc.minorMs, 1),
+  };
 }
 
 function writesReport(apiserver: WriteDelta, manager: number, minimum: MinimumWrites, benchOwn = 0): WritesReport {
@@ -724,35 +790,115 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
       await admin.delete(`${collection(kind, topology.root)}/${src.name}`);
       const td = await tracker!.whenConverged(600_000);
       await hnc.idle();
-      return { create: tb - ta, delete: td - tc, minimum: addMinimum(minimumWrites(expected, grown), minimumWrites(grown, expected)) };
+      return {
+        create: tb - ta,
+        delete: td - tc,
+        createdAt: ta,
+        deletedAt: tc,
+        minimum: addMinimum(minimumWrites(expected, grown), minimumWrites(grown, expected)),
+      };
     };
-    const p0 = await scrape(admin);
-    const pw0 = (await hnc.stats()).writesTotal;
-    const pc0 = sampleCpu(pids());
-    await hnc.stats(true);
+    // Each trial beside a floor of its own (bench/paired-floor.ts), in alternating order. Writes
+    // and CPU are counted over the trials' windows only, between quiet points: the floor's writes,
+    // and HNC's count of sources in HNCConfiguration's status (the floor's objects are sources
+    // that propagate nowhere), stay out of the trials' figures and are reported apart.
+    const targets = descendants(parent, topology.root);
+    const floorWriter = new Writer(plane.asManager, { qps: opts.hncQps });
+    const windows = { trial: newWindow(), floor: newWindow() };
+    const pairs: PairedTrial[] = [];
     const creates: number[] = [];
     const deletes: number[] = [];
     let propMinimum = ZERO;
+    let quiet = await waitQuiet(admin, opts.quietMs);
+    const measured = async <T>(w: Window, fn: () => Promise<T>): Promise<T> => {
+      const c0 = sampleCpu(pids());
+      const hw0 = (await hnc.stats(true)).writesTotal;
+      const out = await fn();
+      const c1 = sampleCpu(pids());
+      const st = await hnc.stats();
+      const q = await waitQuiet(admin, opts.quietMs);
+      addWindow(w, { writes: writeDelta(quiet, q), manager: st.writesTotal - hw0, cpu: cpuDelta(c0, c1), stats: st });
+      quiet = q;
+      return out;
+    };
     for (let i = 0; i < opts.trials; i++) {
-      const r = await trial(i);
+      const kind = SOURCE_KINDS[i % 3]!;
+      const floorFirst = i % 2 === 0;
+      const floorOnce = () =>
+        measured(windows.floor, async () => {
+          const f = await runFloor({
+            writes: floorWriter,
+            tracker: tracker!,
+            kind,
+            name: `bench-floor-${i}`,
+            namespaces: targets,
+            concurrency: opts.hncObjectWorkers,
+            like: sourceBody(kind, `bench-floor-${i}`),
+            timeoutMs: 600_000,
+          });
+          await hnc.idle();
+          return f;
+        });
+      const trialOnce = () =>
+        measured(windows.trial, async () => {
+          const name = `bench-prop-${i}`;
+          const keys = targets.map((ns) => `${kind}/${ns}/${name}`);
+          const came = tracker!.arrivals(keys, true);
+          const went = tracker!.arrivals(keys, false);
+          try {
+            const r = await trial(i);
+            const perNs = (a: Arrivals, from: number) => keys.map((k) => a.at.get(k)! - from);
+            return {
+              ...r,
+              createTiming: { allMs: r.create, perNamespaceMs: perNs(came, r.createdAt) },
+              deleteTiming: { allMs: r.delete, perNamespaceMs: perNs(went, r.deletedAt) },
+            };
+          } finally {
+            came.release();
+            went.release();
+          }
+        });
+      const f = floorFirst ? await floorOnce() : undefined;
+      const r = await trialOnce();
+      const fl = f ?? (await floorOnce());
       creates.push(r.create);
       deletes.push(r.delete);
       propMinimum = addMinimum(propMinimum, r.minimum);
+      const pair: PairedTrial = {
+        kind,
+        order: floorFirst ? 'floor-first' : 'trial-first',
+        create: pairPhase(r.createTiming, fl.create),
+        delete: pairPhase(r.deleteTiming, fl.delete),
+      };
+      pairs.push(pair);
+      log(
+        `${name}: trial ${i + 1}/${opts.trials} (${kind}, ${pair.order}): create ${pair.create.hnc.allMs.toFixed(0)} ms ÷ floor ${pair.create.floor.allMs.toFixed(0)} ms = ${pair.create.ratio.toFixed(2)} (per namespace p99 ${pair.create.p99Ratio.toFixed(2)}); delete ${pair.delete.ratio.toFixed(2)} (p99 ${pair.delete.p99Ratio.toFixed(2)})`,
+      );
     }
-    const pc1 = sampleCpu(pids());
-    const propStats = await hnc.stats();
-    const propLoop = {
-      ...propStats.eventLoop,
-      gcMaxMs: propStats.gc.maxMs,
-      gcTotalMs: propStats.gc.totalMs,
-      gcMinorMs: propStats.gc.minorMs,
+    const propLoop = windows.trial.loop;
+    const propWrites = writesReport(windows.trial.writes, windows.trial.manager, propMinimum, 2 * opts.trials);
+    const floorWrites = targets.length * 2 * opts.trials;
+    const floorKinds = windows.floor.writes.byResource;
+    const paired: PairedFloors = {
+      trials: pairs,
+      create: summarizePairs(pairs, 'create'),
+      delete: summarizePairs(pairs, 'delete'),
+      concurrency: opts.hncObjectWorkers,
+      floorWrites,
+      floorWritesAtApiserver: SOURCE_KINDS.reduce((n, k) => n + (floorKinds[k] ?? 0), 0),
+      hncWritesDuringFloors: {
+        apiserver: windows.floor.writes.total - floorWrites,
+        byResource: Object.fromEntries(Object.entries(floorKinds).filter(([k]) => !(SOURCE_KINDS as readonly string[]).includes(k))),
+        manager: windows.floor.manager,
+      },
+      floorObjectsLeft: tracker.floorObjectsLeft,
+      cpu: windows.floor.cpu,
+      floorLoop: windows.floor.loop,
     };
-    const p1 = await waitQuiet(admin, opts.quietMs);
-    const propWrites = writesReport(writeDelta(p0, p1), (await hnc.stats()).writesTotal - pw0, propMinimum, 2 * opts.trials);
     const create = summarize(creates);
     const propFloor = D / floor.writesPerSecond;
     log(
-      `${name}: one object to ${D} descendants: p50 ${create.p50.toFixed(0)} ms, p99 ${create.p99.toFixed(0)} ms (floor ${(propFloor * 1000).toFixed(0)} ms)`,
+      `${name}: one object to ${D} descendants: p50 ${create.p50.toFixed(0)} ms, p99 ${create.p99.toFixed(0)} ms (floor ${(propFloor * 1000).toFixed(0)} ms); beside a floor each: median ${paired.create.ratio.median.toFixed(2)} × (per-namespace p99 ${paired.create.p99Ratio.median.toFixed(2)} ×), delete ${paired.delete.ratio.median.toFixed(2)} ×`,
     );
 
     // 6. Move a subtree between its two parents, back and forth.
@@ -956,8 +1102,9 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
         p50RatioToFloor: round(create.p50 / 1000 / propFloor, 2),
         p99RatioToFloor: round(create.p99 / 1000 / propFloor, 2),
         writes: propWrites,
-        cpu: cpuDelta(pc0, pc1),
+        cpu: windows.trial.cpu,
         eventLoop: propLoop,
+        pairedFloors: paired,
         withWebhooks,
       },
       move: { size: topology.moveSize, trials: moveSummary, minimumPerMove: round(moveMinimum.total / moveTrials, 1), writes: moveWrites },

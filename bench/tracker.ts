@@ -16,6 +16,8 @@ import {
 import { hncCollectionPath } from '../core/api/paths.js';
 
 export const INHERITED_FROM = 'hnc.x-k8s.io/inherited-from';
+/** The label of the objects a floor beside a propagation trial writes (bench/paired-floor.ts). */
+export const FLOOR_SELECTOR = 'bench=floor';
 
 export function collection(kind: SourceKind, ns?: string): string {
   const base = kind === 'networkpolicies' ? '/apis/networking.k8s.io/v1' : '/apis/rbac.authorization.k8s.io/v1';
@@ -48,10 +50,46 @@ export interface Progress {
   copies: { ok: number; of: number; unexpected: number };
 }
 
+/**
+ * When each of a set of objects ("kind/namespace/name") reached a wanted state (present or gone)
+ * as the watches saw it: a propagation's copies, one by one, or a floor's objects.
+ */
+export class Arrivals {
+  /** performance.now() of each object's arrival. */
+  readonly at = new Map<string, number>();
+  private readonly pending: Set<string>;
+  private resolveDone!: (t: number) => void;
+  /** Resolves with the time of the last arrival. */
+  readonly done: Promise<number>;
+
+  constructor(
+    keys: Iterable<string>,
+    readonly present: boolean,
+  ) {
+    this.pending = new Set(keys);
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    if (!this.pending.size) this.resolveDone(performance.now());
+  }
+
+  get missing(): number {
+    return this.pending.size;
+  }
+
+  see(key: string, present: boolean, t: number): void {
+    if (present !== this.present || !this.pending.delete(key)) return;
+    this.at.set(key, t);
+    if (!this.pending.size) this.resolveDone(t);
+  }
+}
+
 export class Tracker {
   private readonly namespaces: Reflector<Slim>;
   private readonly hierarchies: Reflector<Slim>;
   private readonly copies: Reflector<Slim>[];
+  /** The floor's objects (no copies: HNC never writes them), by the same kind of watch as the copies. */
+  private readonly floorObjects: Reflector<Slim>[];
+  private readonly copyArrivals = new Set<Arrivals>();
+  private readonly floorArrivals = new Set<Arrivals>();
   private expected: Expected = { labels: new Map(), hierarchy: new Map(), copies: new Map() };
   private nsOk = new Set<string>();
   private hcOk = new Set<string>();
@@ -84,6 +122,21 @@ export class Tracker {
         INHERITED_FROM,
       ),
     );
+    this.floorObjects = SOURCE_KINDS.map((kind) =>
+      reflector(
+        `floor-${kind}`,
+        collection(kind),
+        slim(() => false, false),
+        FLOOR_SELECTOR,
+      ),
+    );
+    this.floorObjects.forEach((r, i) =>
+      r.addHandler((type, obj) => {
+        const t = performance.now();
+        const key = `${SOURCE_KINDS[i]}/${obj.metadata.namespace}/${obj.metadata.name}`;
+        for (const a of this.floorArrivals) a.see(key, type !== 'DELETED', t);
+      }),
+    );
     this.namespaces.addHandler((type, obj) => this.onNamespace(obj.metadata.name, type === 'DELETED' ? undefined : obj));
     this.hierarchies.addHandler((type, obj) => this.onHierarchy(obj.metadata.namespace!, type === 'DELETED' ? undefined : obj));
     this.copies.forEach((r, i) =>
@@ -97,13 +150,29 @@ export class Tracker {
   }
 
   async start(): Promise<void> {
-    const all = [this.namespaces, this.hierarchies, ...this.copies];
+    const all = [this.namespaces, this.hierarchies, ...this.copies, ...this.floorObjects];
     for (const r of all) r.start();
     await Promise.all(all.map((r) => r.synced));
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.namespaces, this.hierarchies, ...this.copies].map((r) => r.stop()));
+    await Promise.all([this.namespaces, this.hierarchies, ...this.copies, ...this.floorObjects].map((r) => r.stop()));
+  }
+
+  /**
+   * Records, from now on, when each of these copies ("kind/namespace/name") appears (present) or
+   * goes; `floor` for the floor's objects instead. Call `release` when done with it.
+   */
+  arrivals(keys: Iterable<string>, present: boolean, floor = false): Arrivals & { release: () => void } {
+    const set = floor ? this.floorArrivals : this.copyArrivals;
+    const a = new Arrivals(keys, present);
+    set.add(a);
+    return Object.assign(a, { release: () => set.delete(a) });
+  }
+
+  /** The floor's objects still in the cluster, as the watches see them. */
+  get floorObjectsLeft(): number {
+    return this.floorObjects.reduce((n, r) => n + r.store.size, 0);
   }
 
   /** Sets what "converged" means from now on and recounts from the caches. */
@@ -218,6 +287,10 @@ export class Tracker {
   }
 
   private onCopy(key: string, from: string | undefined): void {
+    if (this.copyArrivals.size) {
+      const t = performance.now();
+      for (const a of this.copyArrivals) a.see(key, from !== undefined, t);
+    }
     const before = this.seen.get(key);
     if (from === undefined) this.seen.delete(key);
     else this.seen.set(key, from);

@@ -41,7 +41,17 @@ interface Result {
   topology: string;
   coldStart: { writes: Writes; verified: { ok: boolean; copiesMissing: number; copiesUnexpected: number } };
   warmRestart: { writes: { total: number }; managerWrites: number; objectsChanged: { changed: number; created: number; deleted: number } };
-  propagation: { descendants: number; writes: Writes };
+  propagation: {
+    descendants: number;
+    writes: Writes;
+    pairedFloors: {
+      trials: unknown[];
+      floorWrites: number;
+      floorWritesAtApiserver: number;
+      hncWritesDuringFloors: { byResource: Record<string, number> };
+      floorObjectsLeft: number;
+    };
+  };
   move: { writes: Writes };
 }
 
@@ -82,6 +92,15 @@ describe('npm run bench -- --quick', () => {
     expect(r.propagation.descendants).toBeGreaterThan(50);
     expect(r.propagation.writes.apiserver.total).toBe(r.propagation.writes.minimum.total);
     expect(r.move.writes.apiserver.total).toBe(r.move.writes.minimum.total);
+    // Each trial had a floor beside it: a create and a delete per descendant, all of them the
+    // loop's (HNC copied none of its objects), none left behind; HNC's only writes meanwhile are
+    // its count of sources in HNCConfiguration's status.
+    const pf = r.propagation.pairedFloors;
+    expect(pf.trials.length).toBe(1);
+    expect(pf.floorWrites).toBe(2 * r.propagation.descendants);
+    expect(pf.floorWritesAtApiserver).toBe(pf.floorWrites);
+    expect(pf.floorObjectsLeft).toBe(0);
+    expect(Object.keys(pf.hncWritesDuringFloors.byResource).filter((k) => k !== 'hncconfigurations')).toEqual([]);
 
     // The HRQ phase: one singleton per namespace under an HRQ and one status per HRQ, nothing
     // twice; beyond them only the two webhook configurations gain the HRQ webhooks. A restart

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { SelectorAnnotation } from '../core/api/constants.js';
+import { shouldPropagate } from '../core/propagation/decide.js';
+import { floorBody, median, pairPhase, summarizePairs, type PairedTrial } from './paired-floor.js';
+
+describe('floorBody', () => {
+  it('is the source content, labelled for the floor watch, and propagates nowhere', () => {
+    const like = {
+      metadata: { name: 'x', labels: { bench: 'source' } },
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }],
+    };
+    const b = floorBody('bench-floor-3', like) as { metadata: Record<string, unknown>; rules: unknown };
+    expect(b.metadata).toEqual({ name: 'bench-floor-3', labels: { bench: 'floor' }, annotations: { [SelectorAnnotation.none]: 'true' } });
+    expect(b.rules).toEqual((like as { rules: unknown }).rules);
+    // The floor's objects in an inner namespace must not be copied below it: HNC writes nothing for them.
+    const decision = shouldPropagate(b, {}, { group: 'rbac.authorization.k8s.io', kind: 'Role', mode: 'Propagate' });
+    expect(decision.propagate).toBe(false);
+  });
+});
+
+describe('pairPhase', () => {
+  it('divides every copy, the per-namespace p50 and the p99 by the floor beside it', () => {
+    const perNs = (n: number, scale: number) => Array.from({ length: n }, (_, i) => (i + 1) * scale);
+    // 100 namespaces: the floor's n-th object lands at n ms, HNC's at 1.2 n ms.
+    const p = pairPhase({ allMs: 120, perNamespaceMs: perNs(100, 1.2) }, { allMs: 100, perNamespaceMs: perNs(100, 1) });
+    expect(p.hnc).toEqual({ allMs: 120, p50Ms: 60, p99Ms: 118.8 });
+    expect(p.floor).toEqual({ allMs: 100, p50Ms: 50, p99Ms: 99 });
+    expect(p.ratio).toBe(1.2);
+    expect(p.p50Ratio).toBe(1.2);
+    expect(p.p99Ratio).toBe(1.2);
+  });
+});
+
+describe('summarizePairs', () => {
+  const phase = (ratio: number, p99Ratio: number) => ({
+    hnc: { allMs: ratio * 100, p50Ms: 0, p99Ms: 0 },
+    floor: { allMs: 100, p50Ms: 0, p99Ms: 0 },
+    ratio,
+    p50Ratio: ratio,
+    p99Ratio,
+  });
+  const trial = (c: number, d: number): PairedTrial => ({
+    kind: 'roles',
+    order: 'floor-first',
+    create: phase(c, c + 0.1),
+    delete: phase(d, d),
+  });
+
+  it('gives the median, the worst and the best trial of each ratio', () => {
+    const trials = [trial(1.3, 1), trial(0.9, 2), trial(1.05, 3), trial(1.2, 4)];
+    const s = summarizePairs(trials, 'create');
+    expect(s.ratio).toEqual({ median: 1.125, p99: 1.3, min: 0.9 });
+    expect(s.p99Ratio.median).toBe(1.225);
+    expect(summarizePairs(trials, 'delete').ratio).toEqual({ median: 2.5, p99: 4, min: 1 });
+  });
+
+  it('takes the middle value of an odd count', () => {
+    expect(median([1, 2, 10])).toBe(2);
+    expect(median([])).toBeNaN();
+  });
+});
