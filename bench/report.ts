@@ -6,7 +6,16 @@ export interface RunInfo {
   startedAt: string;
   finishedAt?: string;
   command: string;
-  machine: { cores: number; cpuModel: string; memoryGB: number; node: string; platform: string; loadAverageAtStart: number[] };
+  machine: {
+    cores: number;
+    cpuModel: string;
+    memoryGB: number;
+    node: string;
+    platform: string;
+    loadAverageAtStart: number[];
+    /** Linux's scheduler autogroup (one CPU share per session): while on, `nice` does not yield the cores across sessions. */
+    schedulerAutogroup?: boolean;
+  };
   versions: { kubernetes?: string; binaries?: string };
   options: Record<string, unknown>;
 }
@@ -42,7 +51,7 @@ export function markdown(report: RunReport): string {
   const contended = results.filter((r) => r.otherApiServers > 0 || (r.coldStart.cpu.others ?? 0) > 0.2 * r.coldStart.seconds);
   if (contended.length)
     lines.push(
-      `**Contended machine:** other processes used the cores during ${contended.map((r) => `${r.topology} (${f(r.coldStart.cpu.others, 1)} CPU s during the cold start${r.otherApiServers ? `, ${r.otherApiServers} other kube-apiserver` : ''})`).join(', ')}; load average at start ${run.machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}.`,
+      `**Contended machine:** other processes used the cores during ${contended.map((r) => `${r.topology} (${f(r.coldStart.cpu.others, 1)} CPU s during the cold start${r.otherApiServers ? `, ${r.otherApiServers} other kube-apiserver` : ''})`).join(', ')}; load average at start ${run.machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')}${run.machine.schedulerAutogroup ? "; the scheduler's autogroup was on, so niced work in other sessions still took an equal share of the cores" : ''}.`,
     );
   const left = results.flatMap((r) => r.leftoverProcesses);
   lines.push(

@@ -4,7 +4,7 @@
 // bench/results/<date>-<size>.json and .md. See docs/benchmarks.md for what each figure means.
 // Benchmarks are not tests: nothing here fails on a time.
 import { benchNodeFlags } from './node-flags.js';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -93,6 +93,15 @@ const USAGE = `Usage: npm run bench -- [--quick | --size N] [--topology wide,ful
   --out DIR               where results go (default bench/results)
 `;
 
+/** Whether Linux groups processes by session for CPU shares (then another session's `nice` does not free the cores). */
+function schedulerAutogroup(): boolean | undefined {
+  try {
+    return readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() === '1';
+  } catch {
+    return undefined;
+  }
+}
+
 function int(name: string, v: string | undefined, dflt: number): number {
   if (v === undefined) return dflt;
   const n = Number(v);
@@ -168,6 +177,7 @@ async function main(): Promise<void> {
         node: process.version,
         platform: `${process.platform}/${process.arch}`,
         loadAverageAtStart: loadavg(),
+        schedulerAutogroup: schedulerAutogroup(),
       },
       versions: {},
       options: {
