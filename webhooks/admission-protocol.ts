@@ -27,12 +27,22 @@ export interface AdmissionWorkerData {
 /** One answered review, for the main thread's metrics: [path, milliseconds, denial reason or null if allowed]. */
 export type ReviewRecord = [path: string, ms: number, denied: string | null];
 
+/** The admission thread's event-loop delay (ms, sampled every LOOP_RESOLUTION_MS) and garbage-collection pauses since the last reset. */
+export interface ThreadDelay {
+  p50: number;
+  p99: number;
+  max: number;
+  gcMaxMs: number;
+  gcTotalMs: number;
+}
+
 export type ToWorker =
   | { t: 'cert'; cert: string; key: string }
   | { t: 'types'; types: IndexedType[] }
   | { t: 'sources'; changes: SourceChange[] }
   | { t: 'headers'; headers: Headers | undefined }
   | { t: 'decided'; id: number; decision: Decision }
+  | { t: 'loop'; id: number; reset: boolean }
   | { t: 'stop'; drainMs: number };
 
 export type FromWorker =
@@ -42,4 +52,5 @@ export type FromWorker =
   | { t: 'reviews'; records: ReviewRecord[] }
   | { t: 'log'; line: string }
   | { t: 'relay'; id: number; path: string; review: AdmissionRequest }
+  | { t: 'loop'; id: number; delay: ThreadDelay }
   | { t: 'stopped' };

@@ -91,6 +91,18 @@ describe('AdmissionThread', { timeout: 60_000 }, () => {
     ]);
   });
 
+  it('reports its own event-loop delay and GC pauses on request, and nothing once stopped', async () => {
+    const { thread } = await start();
+    await thread.port;
+    const first = await thread.eventLoop(true);
+    expect(first).toBeDefined();
+    for (const v of Object.values(first!)) expect(Number.isFinite(v) && v >= 0).toBe(true);
+    expect(first!.p50).toBeLessThanOrEqual(first!.p99);
+    expect(first!.p99).toBeLessThanOrEqual(first!.max);
+    await thread.stop();
+    expect(await thread.eventLoop()).toBeUndefined();
+  });
+
   it('fails to start, with why, when its port is taken; a stop is not a failure', async () => {
     const first = await start();
     const port = await first.thread.port;

@@ -13,7 +13,7 @@ import { Webhook } from '../core/api/constants.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../kube/log.js';
 import type { Metrics } from '../kube/metrics.js';
-import type { AdmissionWorkerData, FromWorker, ToWorker } from './admission-protocol.js';
+import type { AdmissionWorkerData, FromWorker, ThreadDelay, ToWorker } from './admission-protocol.js';
 import type { IndexedType, SourceChange } from './propagation-index.js';
 import type { AdmissionRequest } from './review.js';
 
@@ -65,6 +65,8 @@ export class AdmissionThread {
   private exited = false;
   private stopped?: () => void;
   private pendingSources: SourceChange[] = [];
+  private readonly loopAsks = new Map<number, (d: ThreadDelay | undefined) => void>();
+  private nextAsk = 1;
   private readonly credentialTimer: NodeJS.Timeout;
   /** The port the worker listens on. */
   readonly port: Promise<number>;
@@ -111,6 +113,10 @@ export class AdmissionThread {
         case 'relay':
           void this.decide(m.id, m.path, m.review);
           break;
+        case 'loop':
+          this.loopAsks.get(m.id)?.(m.delay);
+          this.loopAsks.delete(m.id);
+          break;
         case 'stopped':
           this.stopped?.();
           break;
@@ -126,6 +132,8 @@ export class AdmissionThread {
     this.worker.on('error', fatal);
     this.worker.on('exit', (code) => {
       this.exited = true;
+      for (const answer of this.loopAsks.values()) answer(undefined);
+      this.loopAsks.clear();
       fatal(new Error(`the admission worker exited (code ${code})`));
     });
     // A rotated token reaches the worker's client within this interval (it re-reads its own no sooner).
@@ -158,6 +166,16 @@ export class AdmissionThread {
   sourceChanged(change: SourceChange): void {
     if (this.pendingSources.length === 0) setImmediate(() => this.flushSources());
     this.pendingSources.push(change);
+  }
+
+  /** The worker's event-loop delay and GC pauses since the last reset (and resets them if asked); undefined once it is stopping. */
+  eventLoop(reset = false): Promise<ThreadDelay | undefined> {
+    if (this.stopping || this.exited) return Promise.resolve(undefined);
+    const id = this.nextAsk++;
+    return new Promise((resolve) => {
+      this.loopAsks.set(id, resolve);
+      this.post({ t: 'loop', id, reset });
+    });
   }
 
   /** Stops serving (draining `drainMs` first, behind a Service) and ends the worker. */

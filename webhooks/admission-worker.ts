@@ -5,13 +5,14 @@
 // messages (admission-protocol.ts): the propagated types and their sources' names, certificate
 // renewals, credentials, the HRQ decisions, stop. It imports nothing of the controller.
 import { parentPort, workerData } from 'node:worker_threads';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { HierarchyPolicy } from '../core/hierarchy/policy.js';
 import { KubeClient } from '../kube/client.js';
 import { HierarchyCache } from '../kube/hierarchy-cache.js';
 import type { Headers } from '../kube/kubeconfig.js';
 import { createLogger } from '../kube/log.js';
 import type { Decision } from '../core/validation/decision.js';
-import type { AdmissionWorkerData, FromWorker, ReviewRecord, ToWorker } from './admission-protocol.js';
+import type { AdmissionWorkerData, FromWorker, ReviewRecord, ThreadDelay, ToWorker } from './admission-protocol.js';
 import { PROBE_PATH } from './configurations.js';
 import { AdmissionHandlers } from './handlers.js';
 import { apiLookups } from './lookups.js';
@@ -44,6 +45,28 @@ const handlers = new AdmissionHandlers({
   propagation: propagation.view,
   lookups: apiLookups(client),
 });
+
+// This thread's own event-loop delay and GC pauses (the main thread's say nothing of them), asked for by the main thread.
+const LOOP_RESOLUTION_MS = 10;
+const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+loop.enable();
+let gc = { maxMs: 0, totalMs: 0 };
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    gc.maxMs = Math.max(gc.maxMs, e.duration);
+    gc.totalMs += e.duration;
+  }
+}).observe({ entryTypes: ['gc'] });
+function delay(reset: boolean): ThreadDelay {
+  // The histogram counts the sampling interval itself: subtract it to get the delay.
+  const ms = (ns: number) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS);
+  const out = { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max), gcMaxMs: gc.maxMs, gcTotalMs: gc.totalMs };
+  if (reset) {
+    loop.reset();
+    gc = { maxMs: 0, totalMs: 0 };
+  }
+  return out;
+}
 
 // Answered reviews go to the main thread's metrics, those of one turn in one message: sent as
 // their answers are, so a client that has its answer finds it counted once the main thread looks.
@@ -99,6 +122,9 @@ port.on('message', (m: ToWorker) => {
     case 'decided':
       relayed.get(m.id)?.(m.decision);
       relayed.delete(m.id);
+      break;
+    case 'loop':
+      send({ t: 'loop', id: m.id, delay: delay(m.reset) });
       break;
     case 'stop':
       void stop(m.drainMs);

@@ -28,6 +28,7 @@ import {
 } from './configurations.js';
 import { AdmissionHandlers, type PropagationView } from './handlers.js';
 import { AdmissionThread } from './admission-thread.js';
+import type { ThreadDelay } from './admission-protocol.js';
 import { apiLookups } from './lookups.js';
 import type { IndexedType, SourceChange } from './propagation-index.js';
 import { ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
@@ -235,6 +236,11 @@ export class Webhooks {
   /** Resolves once synced is true. */
   get whenSynced(): Promise<void> {
     return this.thread ? this.thread.whenSynced : this.opts.cache.whenSynced;
+  }
+
+  /** The admission thread's event-loop delay and GC pauses since the last reset (undefined on the main thread). */
+  admissionEventLoop(reset = false): Promise<ThreadDelay | undefined> {
+    return this.thread?.eventLoop(reset) ?? Promise.resolve(undefined);
   }
 
   /** A source of a propagated type appeared or went (the admission thread's conflict checks). */
