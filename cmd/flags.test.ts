@@ -44,6 +44,13 @@ describe('manager flags', () => {
     );
   });
 
+  it("leaves the controller thread's priority by default, lowers it to --reconciler-nice N, refuses a value off 0-19", () => {
+    expect(parseManagerFlags([]).reconcilerNice).toBe(0);
+    expect(parseManagerFlags(['--reconciler-nice', '5']).reconcilerNice).toBe(5);
+    expect(parseManagerFlags(['--reconciler-nice=0']).reconcilerNice).toBe(0);
+    expect(() => parseManagerFlags(['--reconciler-nice', '20'])).toThrow('--reconciler-nice must be a whole number from 0 to 19, not "20"');
+  });
+
   it('refuses a non-numeric --max-reconciles', () => {
     expect(() => parseManagerFlags(['--max-reconciles', 'many'])).toThrow(
       '--max-reconciles must be a whole number of at least 1, not "many"',

@@ -27,6 +27,8 @@ export interface ManagerFlags {
   webhookHost?: string;
   /** (hnc-ts) Serve the webhooks on the main thread instead of the admission thread (less memory; reviews wait for reconciles). */
   webhooksOnMainThread: boolean;
+  /** (hnc-ts) With the webhooks on their own thread: the nice value the main (reconciling) thread lowers itself to (0: off). */
+  reconcilerNice: number;
   certDir?: string;
   leaderElection: boolean;
   leaderElectionId: string;
@@ -60,6 +62,8 @@ export const MANAGER_FLAG_HELP = `Manager flags (as HNC's unless marked):
                                      server is on this machine; else no webhooks, with a warning)
   --webhooks-on-main-thread          (hnc-ts) serve the webhooks on the controller's thread, not a thread of their own:
                                      less memory (no second heap and hierarchy), but reviews wait while it reconciles
+  --reconciler-nice N                (hnc-ts) with the webhooks on their own thread, lower the controller's thread to
+                                     nice N (Linux: per thread) so that reviews win the CPU (default 0: off)
   --cert-dir DIR                     serve tls.crt/tls.key from DIR (cert-manager) instead of managing certificates
   --enable-leader-election           reconcile only while holding the lease (for several replicas)
   --leader-election-id NAME          the Lease's name (default controller-leader-election-helper)
@@ -87,6 +91,7 @@ export const managerFlagOptions = {
   'webhook-server-port': { type: 'string' },
   'webhook-host': { type: 'string' },
   'webhooks-on-main-thread': { type: 'boolean' },
+  'reconciler-nice': { type: 'string' },
   'cert-dir': { type: 'string' },
   'enable-leader-election': { type: 'boolean' },
   'leader-election-id': { type: 'string' },
@@ -109,6 +114,17 @@ const wholeNumber = (v: unknown, flag: string, dflt: number, min = 1): number =>
   if (!Number.isInteger(n) || n < min) throw new FlagError(`--${flag} must be a whole number of at least ${min}, not ${JSON.stringify(v)}`);
   return n;
 };
+
+/** The main thread's nice value by default, with the webhooks on their own thread (docs/webhooks.md). */
+export const DEFAULT_RECONCILER_NICE = 0;
+
+function niceValue(v: unknown): number {
+  if (v === undefined) return DEFAULT_RECONCILER_NICE;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 19)
+    throw new FlagError(`--reconciler-nice must be a whole number from 0 to 19, not ${JSON.stringify(v)}`);
+  return n;
+}
 
 function noPropagationLabels(values: string[] | undefined): Array<{ key: string; value: string }> {
   if (!values) return [{ ...DEFAULT_NOPROPAGATION_LABEL }];
@@ -167,6 +183,7 @@ export function managerFlagsFrom(values: Values): ManagerFlags {
     webhookPort: wholeNumber(values['webhook-server-port'], 'webhook-server-port', 9443, 0),
     webhookHost: webhookHost(values['webhook-host'] as string | undefined),
     webhooksOnMainThread: values['webhooks-on-main-thread'] === true,
+    reconcilerNice: niceValue(values['reconciler-nice']),
     certDir: values['cert-dir'] as string | undefined,
     leaderElection: values['enable-leader-election'] === true,
     leaderElectionId: (values['leader-election-id'] as string | undefined) ?? 'controller-leader-election-helper',

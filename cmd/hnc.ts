@@ -14,6 +14,7 @@ import { LeaderElector } from '../kube/leader.js';
 import type { Logger } from '../kube/log.js';
 import { Metrics } from '../kube/metrics.js';
 import { Webhooks } from '../webhooks/index.js';
+import { lowerThisThreadPriority } from './thread-priority.js';
 import type { Endpoint } from '../webhooks/configurations.js';
 import { serveProbes } from './probes.js';
 
@@ -45,6 +46,11 @@ export interface HncOptions {
         drainMs?: number;
         /** Serve the reviews on the main thread, not the admission thread (webhooks/admission-thread.ts). */
         onMainThread?: boolean;
+        /**
+         * With the admission thread: once it runs, lower this (the main, reconciling) thread to this
+         * nice value, so that reviews win the CPU (Linux; cmd/thread-priority.ts). Absent or 0: unchanged.
+         */
+        reconcilerNice?: number;
         /** The admission thread died (default: exit the process, for its liveness to restart it). */
         onFatal?: (err: Error) => void;
       };
@@ -128,6 +134,13 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
     });
     // Serving before the caches sync: the server answers "starting up" (503) until then.
     await webhooks.start();
+    // The admission thread has started (with the priority it inherits): now the reconciling thread may yield to it.
+    if (!opts.webhooks.onMainThread && opts.webhooks.reconcilerNice) {
+      const lowered = lowerThisThreadPriority(opts.webhooks.reconcilerNice);
+      if (lowered.applied)
+        opts.logger.info({ from: lowered.from, to: lowered.to }, "lowered the controller thread's priority below the webhooks'");
+      else opts.logger.info({ reason: lowered.reason }, "the controller thread's priority is unchanged");
+    }
     const wh = webhooks;
     // The admission thread's copy of what the objects webhook reads of the controller.
     m.config.onSources((change) => wh.sourceChanged(change));
