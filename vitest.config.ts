@@ -23,6 +23,7 @@ export default defineConfig({
             'local-cluster/**/*.test.ts',
             'deploy/**/*.test.ts',
             'scripts/**/*.test.ts',
+            'bench/**/*.test.ts',
             'cmd/**/*.test.ts',
             'docs/**/*.test.ts',
             'bench/**/*.test.ts',

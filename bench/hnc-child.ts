@@ -58,6 +58,8 @@ export interface ChildStats {
   leading?: boolean;
   /** Event-loop delay (ms) since the last reset: how long work waited for the one thread. */
   eventLoop: { p50: number; p99: number; max: number };
+  /** The admission thread's own event-loop delay (ms) and GC pauses since the last reset (stats only, webhooks on a thread). */
+  admissionEventLoop?: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number };
   /** Garbage-collection pauses since the last reset; scavenges (the young generation) apart. */
   gc: { count: number; totalMs: number; maxMs: number; minorMs: number };
 }
@@ -141,6 +143,9 @@ async function handle(req: ChildRequest): Promise<unknown> {
               endpoint: (port) => ({ url: `https://127.0.0.1:${s.registerPort ?? port}` }),
               // HNC_BENCH_WEBHOOKS_ON_MAIN_THREAD=1: the reviews on the controller's thread (--webhooks-on-main-thread), to compare.
               onMainThread: process.env.HNC_BENCH_WEBHOOKS_ON_MAIN_THREAD === '1',
+              // As the manager's flag (--reconciler-nice); HNC_BENCH_RECONCILER_NICE to compare (0: off).
+              reconcilerNice:
+                process.env.HNC_BENCH_RECONCILER_NICE !== undefined ? Number(process.env.HNC_BENCH_RECONCILER_NICE) : flags.reconcilerNice,
             }
           : false,
         hrq: s.hrq ? { syncIntervalMs: 60_000 } : undefined,
@@ -155,7 +160,8 @@ async function handle(req: ChildRequest): Promise<unknown> {
     case 'stats': {
       // A full collection first (the process runs with --expose-gc): what remains is live data.
       if (req.collect) (globalThis as { gc?: () => void }).gc?.();
-      const out = stats();
+      const admissionEventLoop = await hnc?.webhooks?.admissionEventLoop(req.resetEventLoop === true);
+      const out = { ...stats(), ...(admissionEventLoop ? { admissionEventLoop } : {}) };
       if (req.resetEventLoop) {
         loop.reset();
         gc = noGc();

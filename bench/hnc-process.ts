@@ -2,13 +2,12 @@
 // first (node_modules left external) and run by plain node, as a built HNC would run: no
 // TypeScript loader in its memory or CPU figures. If bundling fails it falls back to tsx.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { Worker } from 'node:worker_threads';
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildCall, ChildStats, StartRequest } from './hnc-child.js';
 import { benchNodeFlags } from './node-flags.js';
-import type { LoadWorkerCall, LoadWorkerData } from './load-worker.js';
+import type { GeneratorStats, LoadGeneratorCall, LoadGeneratorData } from './load-generator.js';
 import type { Load, LatencyResult } from './webhook-load.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -55,54 +54,7 @@ export function bundle(name: string): Promise<{ file: string; execArgv: string[]
 /** The HNC process runs with the image's node flags (bench/node-flags.ts). */
 const HNC_NODE_FLAGS = benchNodeFlags();
 
-export const buildChild = () => Promise.all([bundle('hnc-child'), bundle('load-worker')]);
-
-/** The direct webhook load, run by a worker thread (see load-worker.ts). */
-export class LoadWorker {
-  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  private nextId = 1;
-  private constructor(private readonly worker: Worker) {
-    worker.on('message', (msg: { id: number; ok: boolean; result?: unknown; error?: string }) => {
-      const p = this.pending.get(msg.id);
-      this.pending.delete(msg.id);
-      if (msg.ok) p?.resolve(msg.result);
-      else p?.reject(new Error(`load worker: ${msg.error}`));
-    });
-    worker.on('error', (err) => {
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
-    });
-  }
-
-  static async start(data: LoadWorkerData): Promise<LoadWorker> {
-    const { file, execArgv } = await bundle('load-worker');
-    return new LoadWorker(new Worker(file, { workerData: data, execArgv }));
-  }
-
-  private call<T>(req: LoadWorkerCall): Promise<T> {
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: (v) => resolve(v as T), reject });
-      this.worker.postMessage({ ...req, id });
-    });
-  }
-
-  warm(count: number): Promise<LatencyResult> {
-    return this.call({ type: 'warm', count });
-  }
-
-  run(
-    load: Load,
-    count: number,
-    keepSamples = false,
-  ): Promise<LatencyResult & { clientEventLoop: { p50: number; p99: number; max: number } }> {
-    return this.call({ type: 'run', load, count, keepSamples });
-  }
-
-  async stop(): Promise<void> {
-    await this.worker.terminate();
-  }
-}
+export const buildChild = () => Promise.all([bundle('hnc-child'), bundle('load-generator')]);
 
 const HAS_SETPRIV = (() => {
   try {
@@ -120,6 +72,66 @@ export function killAllChildren(): void {
 }
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
+
+/** The direct webhook load, run by a process of its own (see load-generator.ts). */
+export class LoadGenerator {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private exited = false;
+  private constructor(private readonly child: ChildProcess) {
+    child.on('message', (msg: { id: number; ok: boolean; result?: unknown; error?: string }) => {
+      const p = this.pending.get(msg.id);
+      this.pending.delete(msg.id);
+      if (msg.ok) p?.resolve(msg.result);
+      else p?.reject(new Error(`load generator: ${msg.error}`));
+    });
+    child.on('exit', (code, signal) => {
+      this.exited = true;
+      for (const p of this.pending.values()) p.reject(new Error(`the load generator exited (code ${code}, signal ${signal})`));
+      this.pending.clear();
+    });
+  }
+
+  static async start(data: LoadGeneratorData): Promise<LoadGenerator> {
+    const { file, execArgv } = await bundle('load-generator');
+    const argv = [...execArgv, file];
+    // Like HNC's child: ended with the benchmark (parent-death signal), structured-clone IPC for the samples.
+    const [cmd, args] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...argv]] : [process.execPath, argv];
+    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    live.add(child);
+    child.once('exit', () => live.delete(child));
+    const g = new LoadGenerator(child);
+    await g.call({ type: 'init', data });
+    return g;
+  }
+
+  private call<T>(req: LoadGeneratorCall): Promise<T> {
+    if (this.exited) return Promise.reject(new Error('the load generator has exited'));
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: (v) => resolve(v as T), reject });
+      this.child.send({ ...req, id });
+    });
+  }
+
+  /** Opens the pool's connections and warms both sides' code (not measured). */
+  warm(count: number): Promise<LatencyResult & GeneratorStats> {
+    return this.call({ type: 'warm', count });
+  }
+
+  run(load: Load, count: number, keepSamples = false): Promise<LatencyResult & GeneratorStats> {
+    return this.call({ type: 'run', load, count, keepSamples });
+  }
+
+  async stop(): Promise<void> {
+    if (this.exited) return;
+    const gone = new Promise<void>((r) => this.child.once('exit', () => r()));
+    this.child.disconnect();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
+    await gone;
+    clearTimeout(timer);
+  }
+}
 
 export interface StartResult extends ChildStats {
   startedMs: number;

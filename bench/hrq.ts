@@ -14,7 +14,7 @@ import { Reflector } from '../kube/watch/reflector.js';
 import type { KubeObject } from '../kube/watch/store.js';
 import { canonicalQuantity, compareQuantities, parseQuantity } from '../core/quantity/quantity.js';
 import { hierarchyConfigurationPath } from '../core/api/paths.js';
-import { HncProcess, LoadWorker } from './hnc-process.js';
+import { HncProcess, LoadGenerator } from './hnc-process.js';
 import { hncWebhookHistogram, histogramDelta, scrape, waitQuiet, writeDelta, type HistogramSummary, type WriteDelta } from './metrics.js';
 import type { FloorResult, Plane } from './scenario.js';
 import { log, pool, round } from './util.js';
@@ -304,7 +304,7 @@ export async function runHrq(plane: Plane, opts: HrqOptions): Promise<HrqResult>
       leaderElection: extra.leaderElection,
     });
   const tracker = new QuotaTracker(admin, expected);
-  let loadWorker: LoadWorker | undefined;
+  let loadGenerator: LoadGenerator | undefined;
   try {
     // 1. The tree, converged by HNC (webhooks on, HRQ off); then the HRQs, with HNC stopped.
     await pool(namespaces, opts.setupConcurrency, (ns) => admin.create('/api/v1/namespaces', { metadata: { name: ns } }));
@@ -393,14 +393,14 @@ export async function runHrq(plane: Plane, opts: HrqOptions): Promise<HrqResult>
       copy: { namespace: tree.root, name: 'x', from: tree.root },
     };
     const load = async (proc: HncProcess, port: number, rates: number[], label: string) => {
-      loadWorker = await LoadWorker.start({ port, ca, targets, labels: {}, quotaNamespaces: namespaces });
-      await loadWorker.warm(Math.min(400, Math.max(...rates, 100) * opts.seconds));
+      loadGenerator = await LoadGenerator.start({ port, ca, targets, labels: {}, quotaNamespaces: namespaces });
+      await loadGenerator.warm(Math.min(400, Math.max(...rates, 100) * opts.seconds));
       const metricsPort = (await proc.stats()).metricsPort;
       const hist = () => (metricsPort ? hncWebhookHistogram(metricsPort).catch(() => undefined) : Promise.resolve(undefined));
       const out: QuotaLoad[] = [];
       for (const rate of rates) {
         const hb = await hist();
-        const res = await loadWorker.run({ mode: 'open', rate }, Math.max(50, Math.round(rate * opts.seconds)));
+        const res = await loadGenerator.run({ mode: 'open', rate }, Math.max(50, Math.round(rate * opts.seconds)));
         const ha = await hist();
         const r: QuotaLoad = { ...res, ...(hb && ha ? { serverSide: histogramDelta(hb, ha) } : {}) };
         const denied = Object.values(r.byRequest).reduce((n, x) => n + x.denied, 0);
@@ -410,8 +410,8 @@ export async function runHrq(plane: Plane, opts: HrqOptions): Promise<HrqResult>
         );
         out.push(r);
       }
-      await loadWorker.stop();
-      loadWorker = undefined;
+      await loadGenerator.stop();
+      loadGenerator = undefined;
       return out;
     };
     const webhook = await load(hnc, plane.webhookPort, opts.rates, 'one replica');
@@ -454,7 +454,7 @@ export async function runHrq(plane: Plane, opts: HrqOptions): Promise<HrqResult>
       forwarding,
     };
   } finally {
-    await loadWorker?.stop().catch(() => undefined);
+    await loadGenerator?.stop().catch(() => undefined);
     await tracker.stop().catch(() => undefined);
     for (const c of children) await c.kill().catch(() => undefined);
     for (const kind of [

@@ -168,15 +168,22 @@ export function markdown(report: RunReport): string {
         const h = at(r, rate)?.serverSide;
         return h ? `${f(100 * h.within5ms, 1)} % (≤ ${ms(h.p99UpperMs)} ms)${pass(h.within5ms >= 0.99)}` : '–';
       });
-      row(`… the same without the SubjectAccessReview request, p99 ms`, 'p99 < 5', (r) => {
+      row(`… without / only the SubjectAccessReview request: p50 / p99 ms`, 'p99 < 5', (r) => {
         const d = at(r, rate);
         if (!d) return '–';
-        const worst = Math.max(
-          ...Object.entries(d.byRequest)
-            .filter(([k]) => !k.includes('SubjectAccessReview'))
-            .map(([, v]) => v.p99),
-        );
-        return `${ms(worst)}${pass(worst < 5)}`;
+        const { with: sar, without } = d.bySubjectAccessReview;
+        return `${ms(without.p50)} / ${ms(without.p99)}${pass(without.p99 < 5)}; ${ms(sar.p50)} / ${ms(sar.p99)}`;
+      });
+      row(`… load generator at ${rate}/s: sent late p99 / max ms; its event-loop delay max ms; CPU % of a core`, '', (r) => {
+        const d = at(r, rate);
+        return d ? `${ms(d.sendLateness.p99)} / ${ms(d.sendLateness.max)}; ${ms(d.clientEventLoop.max)}; ${f(d.clientCpuPercent, 0)}` : '–';
+      });
+      row(`… event-loop delay p99 / max ms at ${rate}/s: admission thread; HNC's main thread (longest GC ms)`, '', (r) => {
+        const d = at(r, rate);
+        if (!d) return '–';
+        const a = d.admissionEventLoop;
+        const main = `${ms(d.serverEventLoop.p99)} / ${ms(d.serverEventLoop.max)} (${ms(d.serverEventLoop.gcMaxMs)})`;
+        return `${a ? `${ms(a.p99)} / ${ms(a.max)} (${ms(a.gcMaxMs)})` : 'none (webhooks on the main thread)'}; ${main}`;
       });
     }
     const wh = (fn: (w: NonNullable<ScenarioResult['webhooks']>) => string) => (r: ScenarioResult) => (r.webhooks ? fn(r.webhooks) : '–');
@@ -191,11 +198,23 @@ export function markdown(report: RunReport): string {
       }),
     );
     row(
-      'webhook: HNC event-loop delay max ms (longest GC ms) during that load',
+      '… during the propagation: without / only the SubjectAccessReview request, p50 / p99 ms',
+      'p99 < 3',
+      wh((w) => {
+        const d = w.duringPropagation;
+        if (!d) return '–';
+        const { with: sar, without } = d.during.bySubjectAccessReview;
+        return `${ms(without.p50)} / ${ms(without.p99)}${pass(without.p99 < 3)}; ${ms(sar.p50)} / ${ms(sar.p99)}`;
+      }),
+    );
+    row(
+      '… during the propagation: load generator sent late p99 / max ms; event-loop delay max ms: admission thread (longest GC) / HNC main / generator',
       '',
       wh((w) => {
-        const d = w.direct[w.direct.length - 1];
-        return d ? `${ms(d.serverEventLoop.max)} (${ms(d.serverEventLoop.gcMaxMs)})` : '–';
+        const d = w.duringPropagation;
+        if (!d) return '–';
+        const a = d.all.admissionEventLoop;
+        return `${ms(d.during.sendLateness.p99)} / ${ms(d.during.sendLateness.max)}; ${a ? `${ms(a.max)} (${ms(a.gcMaxMs)})` : '–'} / ${ms(d.all.serverEventLoop.max)} / ${ms(d.all.clientEventLoop.max)}`;
       }),
     );
     row(
@@ -223,10 +242,15 @@ export function markdown(report: RunReport): string {
       ),
     );
     row(
-      'manager RSS at steady state, MB (peak)',
+      'manager RSS at steady state, MB (peak) — without webhooks',
       '< 300 at 5,000 ns',
       (r) =>
         `${f(r.steadyState.memory.rssMB, 0)} (${f(r.steadyState.memory.peakRssMB, 0)})${r.shape.namespaces >= 4500 ? pass(r.steadyState.memory.peakRssMB < 300) : ''}`,
+    );
+    row(
+      'manager RSS with webhooks on (admission thread included), MB: idle after the start / after the webhook loads (peak)',
+      '',
+      wh((w) => `${f(w.memory.idle.rssMB, 0)} / ${f(w.memory.afterLoads.rssMB, 0)} (${f(w.memory.afterLoads.peakRssMB, 0)})`),
     );
     row(
       'manager live heap after a full GC, MB (RSS then)',
@@ -304,6 +328,18 @@ export function markdown(report: RunReport): string {
             `| ${r.topology} | ${i + 1} | ${t.kind}, ${t.order} | ${cell(t.create)} | ${ratio(t.create)} | ${cell(t.delete)} | ${ratio(t.delete)} |`,
           );
         });
+      lines.push('');
+    }
+    if (results.some((r) => r.webhooks?.duringPropagation)) {
+      const during = (r: ScenarioResult) => r.webhooks?.duringPropagation?.during.byRequest ?? {};
+      lines.push(`Webhook latency by request while one Role is copied to every namespace (direct, open loop at ${top} reviews/s, ms):`);
+      lines.push('');
+      lines.push(`| request | ${results.map((r) => `${r.topology} p50 / p99 / max`).join(' | ')} |`);
+      lines.push(`|---|${results.map(() => '---').join('|')}|`);
+      for (const n of [...new Set(results.flatMap((r) => Object.keys(during(r))))])
+        lines.push(
+          `| ${n} | ${results.map((r) => (during(r)[n] ? `${ms(during(r)[n]!.p50)} / ${ms(during(r)[n]!.p99)} / ${ms(during(r)[n]!.max)}` : '–')).join(' | ')} |`,
+        );
       lines.push('');
     }
     lines.push('Writes at the API server during the cold start, by resource:');

@@ -7,7 +7,7 @@ import net from 'node:net';
 import { LocalControlPlane } from '../local-cluster/index.js';
 import { KubeClient } from '../kube/client.js';
 import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
-import { HncProcess, LoadWorker } from './hnc-process.js';
+import { HncProcess, LoadGenerator } from './hnc-process.js';
 import type { ChildStats } from './hnc-child.js';
 import {
   hncWebhookHistogram,
@@ -307,7 +307,11 @@ export interface EventLoops {
   /** HNC's own histogram of the time it took to answer (from the request's arrival to its answer). */
   serverSide?: HistogramSummary;
   serverEventLoop: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number };
+  /** The admission thread's own event-loop delay and GC pauses (webhooks on their thread; sampled every 10 ms). */
+  admissionEventLoop?: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number };
+  /** The load generator's (its own process): event-loop delay and CPU used, % of a core. */
   clientEventLoop: { p50: number; p99: number; max: number };
+  clientCpuPercent: number;
 }
 
 export interface ScenarioResult {
@@ -395,6 +399,12 @@ export interface ScenarioResult {
       refusedCreates: number;
     };
     saturation: LatencyResult & EventLoops;
+    /**
+     * HNC's process with its webhooks on (the admission worker's heap and caches included): once
+     * idle after the start, and after the loads. The steady-state figures elsewhere are measured
+     * without webhooks.
+     */
+    memory: { idle: Memory; afterLoads: Memory };
     /** Dry-run requests through the API server, open loop. */
     apiserver: LatencyResult;
     apiserverHistogram: Record<string, HistogramSummary>;
@@ -968,11 +978,16 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
       };
       const labels: Record<string, Record<string, string>> = {};
       for (const ns of [...leaves, topology.root, targets.copy.namespace]) labels[ns] = tracker.labelsOf(ns);
-      const direct = await LoadWorker.start({ port: plane.webhookPort, ca, targets, labels });
+      const direct = await LoadGenerator.start({ port: plane.webhookPort, ca, targets, labels });
+      const idleWithWebhooks = memory(await hnc.stats(), hnc.baseline);
       const serverLoop = async () => {
         const st = await hnc.stats(true);
-        return { ...st.eventLoop, gcMaxMs: st.gc.maxMs, gcTotalMs: st.gc.totalMs };
+        return { server: { ...st.eventLoop, gcMaxMs: st.gc.maxMs, gcTotalMs: st.gc.totalMs }, admission: st.admissionEventLoop };
       };
+      const loops = (l: Awaited<ReturnType<typeof serverLoop>>) => ({
+        serverEventLoop: l.server,
+        ...(l.admission ? { admissionEventLoop: l.admission } : {}),
+      });
       await direct.warm(Math.min(400, opts.webhookRequests));
       const open: Array<LatencyResult & EventLoops> = [];
       const metricsPort = (await hnc.stats()).metricsPort;
@@ -982,10 +997,10 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
         const hb = await serverHist();
         const res = await direct.run({ mode: 'open', rate }, Math.max(50, Math.round(rate * opts.webhookSeconds)));
         const ha = await serverHist();
-        const r = { ...res, serverEventLoop: await serverLoop(), serverSide: hb && ha ? histogramDelta(hb, ha) : undefined };
+        const r = { ...res, ...loops(await serverLoop()), serverSide: hb && ha ? histogramDelta(hb, ha) : undefined };
         open.push(r);
         log(
-          `${name}: webhook at ${rate}/s: p50 ${r.overall.p50.toFixed(2)} ms, p99 ${r.overall.p99.toFixed(2)} ms (at most ${r.maxInFlight} in flight, client-side wait for a connection p99 ${r.clientWait?.p99.toFixed(1)} ms; event-loop delay max: HNC ${r.serverEventLoop.max.toFixed(1)} ms (longest GC ${r.serverEventLoop.gcMaxMs.toFixed(1)} ms), client ${r.clientEventLoop.max.toFixed(1)} ms; HNC's own histogram: ${r.serverSide ? (100 * r.serverSide.within5ms).toFixed(1) : '?'} % answered within 5 ms)`,
+          `${name}: webhook at ${rate}/s: p50 ${r.overall.p50.toFixed(2)} ms, p99 ${r.overall.p99.toFixed(2)} ms from the scheduled send (from the actual send p99 ${r.fromSend.p99.toFixed(2)} ms; generator late p99 ${r.sendLateness.p99.toFixed(2)} ms, max ${r.sendLateness.max.toFixed(1)} ms, its event loop max ${r.clientEventLoop.max.toFixed(1)} ms, ${r.clientCpuPercent.toFixed(0)} % of a core; at most ${r.maxInFlight} in flight, ${r.newConnections} new connections); event-loop delay max: HNC main ${r.serverEventLoop.max.toFixed(1)} ms (longest GC ${r.serverEventLoop.gcMaxMs.toFixed(1)} ms), admission thread ${r.admissionEventLoop?.max.toFixed(1) ?? '–'} ms (longest GC ${r.admissionEventLoop?.gcMaxMs.toFixed(1) ?? '–'} ms); HNC's own histogram: ${r.serverSide ? (100 * r.serverSide.within5ms).toFixed(1) : '?'} % answered within 5 ms`,
         );
       }
       let duringPropagation: NonNullable<ScenarioResult['webhooks']>['duringPropagation'];
@@ -1017,7 +1032,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
         const to = performance.timeOrigin + done;
         const res = await running;
         const ha = await serverHist();
-        const all = { ...res, serverEventLoop: await serverLoop(), serverSide: hb && ha ? histogramDelta(hb, ha) : undefined };
+        const all = { ...res, ...loops(await serverLoop()), serverSide: hb && ha ? histogramDelta(hb, ha) : undefined };
         const samples = all.samples ?? [];
         delete all.samples;
         const during = windowOf(samples, load, from, to);
@@ -1032,7 +1047,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
           refusedCreates: refused,
         };
         log(
-          `${name}: webhook at ${rate}/s while a Role is copied to ${D} namespaces (${refused} refused creates; ${(to - from).toFixed(0)} ms, floor ${duringPropagation.floorMs.toFixed(0)} ms): p50 ${during.overall.p50.toFixed(2)} ms, p99 ${during.overall.p99.toFixed(2)} ms, max ${during.overall.max.toFixed(1)} ms (at most ${during.maxInFlight} in flight, ${during.requests} reviews, client-side wait for a connection p99 ${during.clientWait?.p99.toFixed(1)} ms, ${during.newConnections} new connections${duringPropagation.covered ? '' : ', the load ended before the propagation'}); HNC event-loop delay max ${all.serverEventLoop.max.toFixed(1)} ms`,
+          `${name}: webhook at ${rate}/s while a Role is copied to ${D} namespaces (${refused} refused creates; ${(to - from).toFixed(0)} ms, floor ${duringPropagation.floorMs.toFixed(0)} ms): p50 ${during.overall.p50.toFixed(2)} ms, p99 ${during.overall.p99.toFixed(2)} ms, max ${during.overall.max.toFixed(1)} ms (at most ${during.maxInFlight} in flight, ${during.requests} reviews, generator late p99 ${during.sendLateness.p99.toFixed(2)} ms, ${during.newConnections} new connections${duringPropagation.covered ? '' : ', the load ended before the propagation'}); event-loop delay max: HNC main ${all.serverEventLoop.max.toFixed(1)} ms, admission thread ${all.admissionEventLoop?.max.toFixed(1) ?? '–'} ms, generator ${all.clientEventLoop.max.toFixed(1)} ms`,
         );
         tracker.expect(expected);
         await admin.delete(`${collection('roles', topology.root)}/${src.name}`);
@@ -1041,8 +1056,9 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
       }
       await serverLoop();
       const sat = await direct.run({ mode: 'closed', concurrency: opts.webhookConcurrency }, opts.webhookRequests);
-      const saturation = { ...sat, serverEventLoop: await serverLoop() };
+      const saturation = { ...sat, ...loops(await serverLoop()) };
       await direct.stop();
+      const afterLoads = memory(await hnc.stats(), hnc.baseline);
       log(
         `${name}: webhook saturation: ${saturation.perSecond.toFixed(0)} reviews/s at ${opts.webhookConcurrency} in flight (p50 ${saturation.overall.p50.toFixed(1)} ms)`,
       );
@@ -1079,6 +1095,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
         direct: open,
         duringPropagation,
         saturation,
+        memory: { idle: idleWithWebhooks, afterLoads },
         apiserver: viaApi,
         apiserverHistogram: webhookDelta(wh0, wh1),
       };

@@ -39,8 +39,18 @@ export interface LatencyResult {
   perSecond: number;
   /** Most requests in flight at once. */
   maxInFlight: number;
+  /** Open loop: from each request's scheduled send time (the load generator's own lateness included, no coordinated omission). */
   overall: Summary;
+  /** From the moment each request was actually handed to the client (what the server and the network took). */
+  fromSend: Summary;
+  /** How late each request was handed to the client after its scheduled time: the load generator's own lateness. */
+  sendLateness: Summary;
   byRequest: Record<string, Summary & { denied: number; errors: number }>;
+  /**
+   * The reviews that wait for the API server (SubjectAccessReviews of a parent change) apart from
+   * all the others, which are decided from memory.
+   */
+  bySubjectAccessReview: { with: Summary; without: Summary };
   /** Direct reviews: time until each had a connection to go out on, and how many opened a new one. */
   clientWait?: Summary;
   newConnections?: number;
@@ -50,11 +60,16 @@ export interface LatencyResult {
 
 export type Load = { mode: 'open'; rate: number } | { mode: 'closed'; concurrency: number };
 
-/** One request: its kind, when it was sent (ms since the epoch, comparable across threads), how long it took. */
+/**
+ * One request: its kind, when it was due (ms since the epoch, comparable across processes), how
+ * long it took from then, and how late it was sent.
+ */
 export type Sample = {
   name: string;
   at: number;
   ms: number;
+  /** Milliseconds between the scheduled send time and the actual one (0 in a closed loop). */
+  late: number;
   denied: boolean;
   error: boolean;
   /** Direct reviews: until the request had a connection (queued in the client, or connecting); whether that was a new one. */
@@ -62,22 +77,38 @@ export type Sample = {
   fresh?: boolean;
 };
 
-const epochNow = () => performance.timeOrigin + performance.now();
+/** Open-loop send times (ms after the start): exponential gaps at `rate`/s from a fixed seed, the same pattern every run. */
+export function arrivals(rate: number, count: number, seed = 7): number[] {
+  const rnd = prng(seed);
+  const out: number[] = [];
+  let due = 0;
+  for (let i = 0; i < count; i++) {
+    due += (-Math.log(1 - rnd()) / rate) * 1000;
+    out.push(due);
+  }
+  return out;
+}
+
+/** What a request's sender reports; the driver adds when it was due and how late it went out. */
+export type Sent = Omit<Sample, 'at' | 'ms' | 'late'>;
 
 /**
  * Drives `count` requests: open loop (exponential inter-arrival times at `rate`/s, each request
- * timed from when it is sent, whatever is in flight) or closed loop (`concurrency` requests always
- * in flight). A fixed seed keeps the arrival pattern the same across runs.
+ * timed from its *scheduled* send time, whatever is in flight and however late the generator
+ * itself is: a stall of the generator or of the server counts against every request it delays)
+ * or closed loop (`concurrency` requests always in flight).
  */
-async function drive(load: Load, count: number, send: (i: number) => Promise<Sample>, keepSamples = false): Promise<LatencyResult> {
+export async function drive(load: Load, count: number, send: (i: number) => Promise<Sent>, keepSamples = false): Promise<LatencyResult> {
   const samples: Sample[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
-  const one = async (i: number) => {
+  const one = async (i: number, due: number) => {
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
+    const late = Math.max(0, performance.now() - due);
     try {
-      samples.push(await send(i));
+      const sent = await send(i);
+      samples.push({ ...sent, at: performance.timeOrigin + due, ms: performance.now() - due, late });
     } finally {
       inFlight--;
     }
@@ -87,17 +118,17 @@ async function drive(load: Load, count: number, send: (i: number) => Promise<Sam
     await pool(
       Array.from({ length: count }, (_, i) => i),
       load.concurrency,
-      one,
+      (i) => one(i, performance.now()),
     );
   } else {
-    const rnd = prng(7);
     const pending: Promise<void>[] = [];
-    let due = t0;
+    const times = arrivals(load.rate, count);
     for (let i = 0; i < count; i++) {
-      due += (-Math.log(1 - rnd()) / load.rate) * 1000;
+      const due = t0 + times[i]!;
       const wait = due - performance.now();
-      if (wait >= 1) await sleep(wait);
-      pending.push(one(i));
+      // Timers fire on whole milliseconds: sleep to the one before, then send (the rest is reported as lateness).
+      if (wait >= 1) await sleep(Math.floor(wait));
+      pending.push(one(i, due));
     }
     await Promise.all(pending);
   }
@@ -105,9 +136,15 @@ async function drive(load: Load, count: number, send: (i: number) => Promise<Sam
   return { ...summarizeSamples(samples, load, seconds, maxInFlight), ...(keepSamples ? { samples } : {}) };
 }
 
-function summarizeSamples(samples: readonly Sample[], load: Load, seconds: number, maxInFlight: number): LatencyResult {
+const SAR = 'SubjectAccessReview';
+
+export function summarizeSamples(samples: readonly Sample[], load: Load, seconds: number, maxInFlight: number): LatencyResult {
   const byName = new Map<string, Sample[]>();
-  for (const s of samples) byName.set(s.name, [...(byName.get(s.name) ?? []), s]);
+  for (const s of samples) {
+    const list = byName.get(s.name);
+    if (list) list.push(s);
+    else byName.set(s.name, [s]);
+  }
   const byRequest: LatencyResult['byRequest'] = {};
   for (const [name, list] of byName)
     byRequest[name] = {
@@ -123,7 +160,13 @@ function summarizeSamples(samples: readonly Sample[], load: Load, seconds: numbe
     perSecond: samples.length / seconds,
     maxInFlight,
     overall: summarize(samples.map((s) => s.ms)),
+    fromSend: summarize(samples.map((s) => s.ms - s.late)),
+    sendLateness: summarize(samples.map((s) => s.late)),
     byRequest,
+    bySubjectAccessReview: {
+      with: summarize(samples.filter((s) => s.name.includes(SAR)).map((s) => s.ms)),
+      without: summarize(samples.filter((s) => !s.name.includes(SAR)).map((s) => s.ms)),
+    },
     ...(samples.some((s) => s.waitMs !== undefined)
       ? {
           clientWait: summarize(samples.filter((s) => s.waitMs !== undefined && !Number.isNaN(s.waitMs)).map((s) => s.waitMs!)),
@@ -312,6 +355,13 @@ function labelsParent(labels: Record<string, string>, _ns: string): string | und
   return undefined;
 }
 
+/**
+ * Connections the direct client keeps open: 500 reviews/s answered in a few milliseconds need two
+ * or three at once, a stall of 50 ms about 25; beyond the pool, reviews wait in the client (timed
+ * from their scheduled send, so the wait counts against them).
+ */
+export const DIRECT_POOL = 32;
+
 /** A client for HNC's webhook server on 127.0.0.1:`port`, trusting HNC's own CA. */
 export function directClient(
   port: number,
@@ -320,8 +370,9 @@ export function directClient(
   labelsOf: (ns: string) => Record<string, string>,
   /** Another mix than HNC's usual one (e.g. quotaStatusReview). */
   generate?: (i: number) => Review,
+  poolSize = DIRECT_POOL,
 ) {
-  const agent = new https.Agent({ keepAlive: true, maxSockets: 256, ca: caPem });
+  const agent = new https.Agent({ keepAlive: true, maxSockets: poolSize, ca: caPem });
   // Time until the request had a connection to go out on (a free keep-alive socket, or a new one
   // connected and TLS-ready): what the client itself added before the server could see it.
   const post = (r: Review, t0: number) =>
@@ -361,28 +412,18 @@ export function directClient(
       req.on('error', reject);
       req.end(r.body);
     });
-  const send = async (i: number): Promise<Sample> => {
+  const send = async (i: number): Promise<Sent> => {
     const r = generate ? generate(i) : reviews(targets, i, labelsOf);
-    const at = epochNow();
-    const t = performance.now();
     try {
-      const res = await post(r, t);
-      return {
-        name: r.name,
-        at,
-        ms: performance.now() - t,
-        denied: !res.allowed,
-        error: res.status !== 200,
-        waitMs: res.waitMs,
-        fresh: res.fresh,
-      };
+      const res = await post(r, performance.now());
+      return { name: r.name, denied: !res.allowed, error: res.status !== 200, waitMs: res.waitMs, fresh: res.fresh };
     } catch {
-      return { name: r.name, at, ms: performance.now() - t, denied: false, error: true };
+      return { name: r.name, denied: false, error: true };
     }
   };
   return {
-    /** Connections and JIT warmed up, not measured. */
-    warm: (n: number) => drive({ mode: 'closed', concurrency: 8 }, n, send),
+    /** Every connection of the pool opened, and the JIT warmed up, not measured. */
+    warm: (n: number) => drive({ mode: 'closed', concurrency: poolSize }, Math.max(n, 4 * poolSize), send),
     run: (load: Load, count: number, keepSamples = false) => drive(load, count, send, keepSamples),
     close: () => agent.destroy(),
   };
@@ -424,10 +465,8 @@ export async function apiserverClient(client: KubeClient, targets: LoadTargets) 
         ),
     },
   ];
-  const send = async (i: number): Promise<Sample> => {
+  const send = async (i: number): Promise<Sent> => {
     const k = kinds[i % kinds.length]!;
-    const at = epochNow();
-    const t = performance.now();
     let denied = false;
     let error = false;
     try {
@@ -437,7 +476,7 @@ export async function apiserverClient(client: KubeClient, targets: LoadTargets) 
       if (code && code >= 400 && code < 500) denied = true;
       else error = true;
     }
-    return { name: k.name, at, ms: performance.now() - t, denied, error };
+    return { name: k.name, denied, error };
   };
   return {
     warm: (n: number) => drive({ mode: 'closed', concurrency: 8 }, n, send),

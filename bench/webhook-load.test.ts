@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { arrivals, drive, type Sent } from './webhook-load.js';
+
+const ok = (name = 'review'): Sent => ({ name, denied: false, error: false });
+
+describe('arrivals', () => {
+  it('are the same every run, increasing, at the asked rate on average', () => {
+    const a = arrivals(500, 5000);
+    expect(arrivals(500, 5000)).toEqual(a);
+    for (let i = 1; i < a.length; i++) expect(a[i]!).toBeGreaterThan(a[i - 1]!);
+    // 5,000 exponential gaps of mean 2 ms: within 5 % of 10 s.
+    expect(a[a.length - 1]! / 1000).toBeGreaterThan(9.5);
+    expect(a[a.length - 1]! / 1000).toBeLessThan(10.5);
+  });
+});
+
+describe('drive, open loop', () => {
+  it('times each request from its scheduled send: a stall of the generator counts against the requests it delays', async () => {
+    const STALL_MS = 100;
+    const send = (i: number) => {
+      // The generator's own thread blocked while sending request 10 (a GC, a busy neighbour).
+      if (i === 10) for (const end = performance.now() + STALL_MS; performance.now() < end;);
+      return Promise.resolve(ok(i % 2 ? 'odd' : 'even SubjectAccessReview'));
+    };
+    const rate = 200;
+    const res = await drive({ mode: 'open', rate }, 40, send, true);
+    const times = arrivals(rate, 40);
+    const byAt = [...res.samples!].sort((a, b) => a.at - b.at);
+    // Request 11 was due before the stall ended: it went out at least that late, and its latency counts it.
+    const lateAtLeast = times[10]! + STALL_MS - times[11]!;
+    expect(lateAtLeast).toBeGreaterThan(0);
+    expect(byAt[11]!.late).toBeGreaterThanOrEqual(lateAtLeast - 1);
+    expect(byAt[11]!.ms).toBeGreaterThanOrEqual(byAt[11]!.late);
+    expect(res.overall.max).toBeGreaterThanOrEqual(lateAtLeast - 1);
+    // From the actual send it took next to nothing: the lateness was the generator's.
+    expect(byAt[11]!.ms - byAt[11]!.late).toBeLessThan(STALL_MS / 2);
+    expect(res.sendLateness.max).toBeGreaterThanOrEqual(lateAtLeast - 1);
+    expect(res.requests).toBe(40);
+    expect(res.bySubjectAccessReview.with.n).toBe(20);
+    expect(res.bySubjectAccessReview.without.n).toBe(20);
+  });
+
+  it('keeps sending on schedule while earlier requests are still unanswered (no coordinated omission)', async () => {
+    // Every answer takes 50 ms: an open loop at 400/s has about 20 in flight, a closed one would have 1.
+    const send = () => new Promise<Sent>((r) => setTimeout(() => r(ok()), 50));
+    const res = await drive({ mode: 'open', rate: 400 }, 80, send);
+    expect(res.maxInFlight).toBeGreaterThan(5);
+    expect(res.overall.p50).toBeGreaterThanOrEqual(49);
+  });
+});
+
+describe('drive, closed loop', () => {
+  it('keeps the concurrency and is never late', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const send = async () => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 2));
+      inFlight--;
+      return ok();
+    };
+    const res = await drive({ mode: 'closed', concurrency: 4 }, 40, send);
+    expect(most).toBe(4);
+    expect(res.requests).toBe(40);
+    expect(res.sendLateness.max).toBeLessThan(5);
+  });
+});
