@@ -14,6 +14,8 @@ export class Metrics {
   readonly propagationSeconds: client.Histogram<'type'>;
   readonly webhookSeconds: client.Histogram<'webhook'>;
   readonly webhookDenials: client.Counter<'webhook' | 'reason'>;
+  /** Run before the webhook metrics are read (the admission thread's reviews not yet sent in). */
+  private webhookSync?: () => Promise<void>;
 
   constructor(collectors: {
     namespaces: () => number;
@@ -60,12 +62,14 @@ export class Metrics {
       labelNames: ['webhook'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1],
       registers: [r],
+      collect: () => this.webhookSync?.(),
     });
     this.webhookDenials = new client.Counter({
       name: 'hnc_webhook_denials_total',
       help: 'Admission reviews denied, by webhook and reason',
       labelNames: ['webhook', 'reason'],
       registers: [r],
+      collect: () => this.webhookSync?.(),
     });
     new client.Gauge({
       name: 'hnc_namespaces',
@@ -105,6 +109,11 @@ export class Metrics {
         for (const c of collectors.conditions()) this.set({ type: c.type, reason: c.reason }, c.count);
       },
     });
+  }
+
+  /** `sync` brings the webhook metrics up to date (the admission thread's batched reviews) whenever they are read. */
+  syncWebhooksWith(sync: () => Promise<void>): void {
+    this.webhookSync = sync;
   }
 }
 

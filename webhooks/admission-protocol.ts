@@ -43,14 +43,20 @@ export type ToWorker =
   | { t: 'headers'; headers: Headers | undefined }
   | { t: 'decided'; id: number; decision: Decision }
   | { t: 'loop'; id: number; reset: boolean }
+  /** Send the reviews answered and lines logged so far (the metrics are being read). */
+  | { t: 'flush'; id: number }
   | { t: 'stop'; drainMs: number };
 
 export type FromWorker =
   | { t: 'listening'; port: number }
   | { t: 'synced' }
   | { t: 'probe' }
-  | { t: 'reviews'; records: ReviewRecord[] }
-  | { t: 'log'; line: string }
+  /**
+   * What was answered and logged since the last batch, sent every BATCH_MS, at once for a line at
+   * warn or above, and in answer to a flush (with its id): one message, and one wake-up of the main
+   * thread, per batch rather than per review.
+   */
+  | { t: 'batch'; records: ReviewRecord[]; lines: string[]; id?: number }
   | { t: 'relay'; id: number; path: string; review: AdmissionRequest }
   | { t: 'loop'; id: number; delay: ThreadDelay }
   | { t: 'stopped' };

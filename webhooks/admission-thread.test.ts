@@ -69,7 +69,7 @@ const send = (port: number, ca: string, path: string) =>
 // Each test starts workers that load TypeScript through tsx: seconds on a busy machine.
 describe('AdmissionThread', { timeout: 60_000 }, () => {
   it('serves from its worker: validators refuse while its caches load, the mutator allows, and the main metrics count both', async () => {
-    const { thread, metrics, ca } = await start();
+    const { thread, metrics, ca, lines } = await start();
     const port = await thread.port;
     expect(thread.synced).toBe(false);
     const validated = JSON.parse((await send(port, ca, Webhook.namespaces.path)).body) as {
@@ -82,13 +82,17 @@ describe('AdmissionThread', { timeout: 60_000 }, () => {
       (await metrics.webhookSeconds.get()).values.find(
         (v) => v.metricName === 'hnc_webhook_duration_seconds_count' && v.labels.webhook === webhook,
       )?.value ?? 0;
-    // The worker sends what it answered as it answers; the main thread records it on its next turns.
-    await expect.poll(() => count(Webhook.namespaces.name)).toBe(1);
-    await expect.poll(() => count(Webhook.namespaceMutator.name)).toBe(1);
+    // The worker sends what it answered in batches; reading the metrics brings in every review answered before.
+    expect(await count(Webhook.namespaces.name)).toBe(1);
+    expect(await count(Webhook.namespaceMutator.name)).toBe(1);
     const denials = (await metrics.webhookDenials.get()).values;
     expect(denials).toEqual([
       expect.objectContaining({ value: 1, labels: { webhook: Webhook.namespaces.name, reason: 'ServiceUnavailable' } }),
     ]);
+    // The denial's log line, written by the main logger with the worker's fields.
+    await expect
+      .poll(() => lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'denied'))
+      .toMatchObject({ thread: 'admission', path: Webhook.namespaces.path, reason: 'ServiceUnavailable' });
   });
 
   it('reports its own event-loop delay and GC pauses on request, and nothing once stopped', async () => {

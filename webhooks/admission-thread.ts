@@ -66,6 +66,7 @@ export class AdmissionThread {
   private stopped?: () => void;
   private pendingSources: SourceChange[] = [];
   private readonly loopAsks = new Map<number, (d: ThreadDelay | undefined) => void>();
+  private readonly flushes = new Map<number, () => void>();
   private nextAsk = 1;
   private readonly credentialTimer: NodeJS.Timeout;
   /** The port the worker listens on. */
@@ -100,15 +101,15 @@ export class AdmissionThread {
         case 'probe':
           onProbe?.();
           break;
-        case 'reviews':
+        case 'batch':
           for (const [path, ms, denied] of m.records) {
             const webhook = webhookName.get(path) ?? path;
             metrics?.webhookSeconds.observe({ webhook }, ms / 1000);
             if (denied !== null) metrics?.webhookDenials.inc({ webhook, reason: denied });
           }
-          break;
-        case 'log':
-          this.relog(m.line);
+          for (const line of m.lines) this.relog(line);
+          if (m.id !== undefined) this.flushes.get(m.id)?.();
+          this.flushes.delete(m.id ?? -1);
           break;
         case 'relay':
           void this.decide(m.id, m.path, m.review);
@@ -129,11 +130,15 @@ export class AdmissionThread {
       logger.fatal({ err: err.message, stack: err.stack, thread: 'admission' }, 'the admission webhook thread failed');
       onFatal(err);
     };
+    // The worker sends its reviews in batches: reading the metrics brings them in first.
+    metrics?.syncWebhooksWith(() => this.flush());
     this.worker.on('error', fatal);
     this.worker.on('exit', (code) => {
       this.exited = true;
       for (const answer of this.loopAsks.values()) answer(undefined);
       this.loopAsks.clear();
+      for (const done of this.flushes.values()) done();
+      this.flushes.clear();
       fatal(new Error(`the admission worker exited (code ${code})`));
     });
     // A rotated token reaches the worker's client within this interval (it re-reads its own no sooner).
@@ -175,6 +180,16 @@ export class AdmissionThread {
     return new Promise((resolve) => {
       this.loopAsks.set(id, resolve);
       this.post({ t: 'loop', id, reset });
+    });
+  }
+
+  /** Resolves once the reviews the worker answered so far are in the metrics (and its lines logged). */
+  flush(): Promise<void> {
+    if (this.stopping || this.exited) return Promise.resolve();
+    const id = this.nextAsk++;
+    return new Promise((resolve) => {
+      this.flushes.set(id, resolve);
+      this.post({ t: 'flush', id });
     });
   }
 

@@ -28,12 +28,39 @@ const port = parentPort;
 const data = workerData as AdmissionWorkerData;
 const send = (m: FromWorker) => port.postMessage(m);
 
-// Every line goes to the main thread's logger (its level, format and destination).
+// What the main thread records (the metrics of answered reviews) and writes (log lines), sent in
+// batches: a message per review would cost the worker as much as writing its answer, and wake the
+// main thread (which may be reconciling on the same cores) 500 times a second at 500 reviews/s.
+// The metrics are read through a flush (Metrics.syncWebhooksWith), so a scrape still counts every
+// review answered before it.
+const BATCH_MS = 250;
+let records: ReviewRecord[] = [];
+let lines: string[] = [];
+let batchTimer: NodeJS.Timeout | undefined;
+function flush(id?: number): void {
+  clearTimeout(batchTimer);
+  batchTimer = undefined;
+  if (records.length || lines.length || id !== undefined) send({ t: 'batch', records, lines, ...(id !== undefined ? { id } : {}) });
+  records = [];
+  lines = [];
+}
+function later(): void {
+  batchTimer ??= setTimeout(flush, BATCH_MS);
+}
+
+// Every line goes to the main thread's logger (its level, format and destination), in batches (flush below).
 const logger = createLogger({
   name: 'hnc',
   level: data.logLevel,
   format: 'json',
-  destination: { write: (line: string) => send({ t: 'log', line }) },
+  destination: {
+    write: (line: string) => {
+      lines.push(line);
+      // A warning or worse is not held back (the worker may be about to fail).
+      if (/^\{"level":[4-6]0/.test(line)) flush();
+      else later();
+    },
+  },
 });
 let headers: Headers | undefined = data.client.headers;
 const client = KubeClient.fromSnapshot(data.client, () => headers, { maxSockets: SOCKETS });
@@ -68,14 +95,6 @@ function delay(reset: boolean): ThreadDelay {
   return out;
 }
 
-// Answered reviews go to the main thread's metrics, those of one turn in one message: sent as
-// their answers are, so a client that has its answer finds it counted once the main thread looks.
-let records: ReviewRecord[] = [];
-const flush = () => {
-  if (records.length) send({ t: 'reviews', records });
-  records = [];
-};
-
 // The HRQ webhooks read the main thread's quota caches: their reviews are decided there.
 let nextRelay = 1;
 const relayed = new Map<number, (d: Decision) => void>();
@@ -97,8 +116,8 @@ const server = routeAdmission(
     logger,
     onReview: (path, verdict, ms) => {
       if (path === PROBE_PATH) send({ t: 'probe' });
-      if (records.length === 0) setImmediate(flush);
       records.push([path, ms, verdict.allowed ? null : verdict.reason]);
+      later();
     },
   }),
   handlers,
@@ -125,6 +144,9 @@ port.on('message', (m: ToWorker) => {
       break;
     case 'loop':
       send({ t: 'loop', id: m.id, delay: delay(m.reset) });
+      break;
+    case 'flush':
+      flush(m.id);
       break;
     case 'stop':
       void stop(m.drainMs);
