@@ -44,8 +44,8 @@ describe('manager flags', () => {
     );
   });
 
-  it("leaves the controller thread's priority by default, lowers it to --reconciler-nice N, refuses a value off 0-19", () => {
-    expect(parseManagerFlags([]).reconcilerNice).toBe(0);
+  it('lowers the controller thread to nice 10 by default, to --reconciler-nice N, not at all with 0, and refuses a value off 0-19', () => {
+    expect(parseManagerFlags([]).reconcilerNice).toBe(10);
     expect(parseManagerFlags(['--reconciler-nice', '5']).reconcilerNice).toBe(5);
     expect(parseManagerFlags(['--reconciler-nice=0']).reconcilerNice).toBe(0);
     expect(() => parseManagerFlags(['--reconciler-nice', '20'])).toThrow('--reconciler-nice must be a whole number from 0 to 19, not "20"');

@@ -63,7 +63,7 @@ export const MANAGER_FLAG_HELP = `Manager flags (as HNC's unless marked):
   --webhooks-on-main-thread          (hnc-ts) serve the webhooks on the controller's thread, not a thread of their own:
                                      less memory (no second heap and hierarchy), but reviews wait while it reconciles
   --reconciler-nice N                (hnc-ts) with the webhooks on their own thread, lower the controller's thread to
-                                     nice N (Linux: per thread) so that reviews win the CPU (default 0: off)
+                                     nice N (Linux: per thread) so that reviews win the CPU (default 10; 0 off)
   --cert-dir DIR                     serve tls.crt/tls.key from DIR (cert-manager) instead of managing certificates
   --enable-leader-election           reconcile only while holding the lease (for several replicas)
   --leader-election-id NAME          the Lease's name (default controller-leader-election-helper)
@@ -116,7 +116,7 @@ const wholeNumber = (v: unknown, flag: string, dflt: number, min = 1): number =>
 };
 
 /** The main thread's nice value by default, with the webhooks on their own thread (docs/webhooks.md). */
-export const DEFAULT_RECONCILER_NICE = 0;
+export const DEFAULT_RECONCILER_NICE = 10;
 
 function niceValue(v: unknown): number {
   if (v === undefined) return DEFAULT_RECONCILER_NICE;
