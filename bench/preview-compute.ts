@@ -11,17 +11,7 @@ import { parseArgs } from 'node:util';
 import { API_VERSION, Label, treeLabel } from '../core/api/constants.js';
 import type { HierarchyConfiguration, NamespaceObject } from '../core/api/types.js';
 import { desiredCopy, type PropagatableObject } from '../core/propagation/copy.js';
-import {
-  accessChanges,
-  copyChanges,
-  newlyHalted,
-  networkPolicyChanges,
-  previewChange,
-  previewModels,
-  treeLabelChanges,
-  typePlans,
-  type PreviewInput,
-} from '../core/preview/index.js';
+import { previewChange, type PreviewInput } from '../core/preview/index.js';
 import { policyFromLabels } from '../kubectl-plugin/commands/preview.js';
 import { median } from './commands.js';
 
@@ -30,7 +20,6 @@ const { values } = parseArgs({
     size: { type: 'string', default: '1000' },
     objects: { type: 'string', default: '10' },
     runs: { type: 'string', default: '5' },
-    phases: { type: 'boolean', default: false },
   },
 });
 const size = Number(values.size);
@@ -148,7 +137,6 @@ for (let r = 0; r < runs; r++) {
     clusterRoles: ['admin', 'edit', 'view'],
   };
   const change = { op: 'set-parent', namespace: 'sub', parent: 'team-b' } as const;
-  if (values.phases) phases(input, change);
   const preview = previewChange(input, change);
   const t2 = performance.now();
   const cpu = process.cpuUsage(cpu1);
@@ -177,23 +165,3 @@ console.log(
     computeCpuMs: Math.round(median(computeCpuMs)),
   }),
 );
-
-/** The parts previewChange is made of, timed one by one (in its order). */
-function phases(input: PreviewInput, change: Parameters<typeof previewModels>[1]): void {
-  const times: Record<string, number> = {};
-  const timed = <T>(name: string, f: () => T): T => {
-    const t = process.cpuUsage();
-    const r = f();
-    const cpu = process.cpuUsage(t);
-    times[name] = Math.round((cpu.user + cpu.system) / 1000);
-    return r;
-  };
-  const models = timed('models', () => previewModels(input, change));
-  const plans = timed('typePlans', () => input.types.map((t) => typePlans(models, t, input.options)));
-  timed('labels', () => treeLabelChanges(models));
-  timed('networkPolicies', () => networkPolicyChanges(models, input.networkPolicies));
-  timed('copies', () => copyChanges(models, plans));
-  timed('halted', () => newlyHalted(models));
-  timed('access', () => accessChanges(models, plans, input.clusterRoles));
-  console.error(`phases (CPU ms): ${JSON.stringify(times)}`);
-}

@@ -81,6 +81,8 @@ const unkey = (k: string): string => k.slice(KEY_PREFIX.length);
 
 export class Forest {
   private readonly graph = new Graph<undefined, MutableNode, undefined>({ directed: true });
+  /** Each namespace's parent, as the graph's one edge into it holds it: walks up read it without a graph query. */
+  private readonly parents = new Map<string, string>();
   private existing = 0;
   private tracer: Set<string> | undefined;
   private edges = 0;
@@ -186,6 +188,7 @@ export class Forest {
     const oldParent = this.parentOf(ns);
     if (oldParent !== undefined) this.graph.removeEdge(key(oldParent), key(ns));
     if (oldParent !== undefined) this.edges++;
+    this.parents.delete(ns);
     n.exists = false;
     this.existing--;
     const orphans = this.children(ns);
@@ -214,11 +217,13 @@ export class Forest {
     this.edges++;
     if (oldParent !== undefined) {
       this.graph.removeEdge(key(oldParent), key(ns));
+      this.parents.delete(ns);
       this.dropIfUnused(oldParent);
     }
     if (newParent !== undefined) {
       if (!this.has(newParent)) this.graph.setNode(key(newParent), { name: newParent, exists: false });
       this.graph.setEdge(key(newParent), key(ns));
+      this.parents.set(ns, newParent);
     }
     const cycle = newParent === undefined ? undefined : this.cycleOf(ns);
     // Changing a cycle member's parent always breaks that cycle, so any cycle now is a new one.
@@ -392,8 +397,7 @@ export class Forest {
 
   private parentOf(ns: string): string | undefined {
     this.visit(ns);
-    const preds = this.graph.predecessors(key(ns));
-    return preds?.[0] === undefined ? undefined : unkey(preds[0]);
+    return this.parents.get(ns);
   }
 
   private childrenOf(ns: string): string[] {
@@ -419,6 +423,7 @@ export class Forest {
     const n = this.mutableNode(ns);
     if (n !== undefined && !n.exists && (this.graph.successors(key(ns))?.length ?? 0) === 0) {
       this.graph.removeNode(key(ns));
+      this.parents.delete(ns);
     }
   }
 }

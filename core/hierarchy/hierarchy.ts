@@ -75,7 +75,7 @@ export class Hierarchy {
    * Answers derived from the inputs (conditions, halts, labels), kept until the next input
    * change: a propagation pass asks the same questions of every namespace, once per object.
    */
-  private derived = new Map<string, unknown>();
+  private derived = new Map<string, Map<string, unknown>>();
 
   constructor(readonly policy: HierarchyPolicy) {}
 
@@ -84,11 +84,14 @@ export class Hierarchy {
    * callers must not mutate it (objects are frozen).
    */
   memo<T>(kind: string, ns: string, compute: () => T): T {
-    const key = `${kind}\0${ns}`;
-    if (this.derived.has(key)) return this.derived.get(key) as T;
+    // A map per kind: no key to build (and hash) per question, as a joined string would be.
+    let answers = this.derived.get(kind);
+    if (!answers) this.derived.set(kind, (answers = new Map()));
+    const known = answers.get(ns);
+    if (known !== undefined || answers.has(ns)) return known as T;
     const value = compute();
     if (typeof value === 'object' && value !== null) Object.freeze(value);
-    this.derived.set(key, value);
+    answers.set(ns, value);
     return value;
   }
 
@@ -357,7 +360,7 @@ export class Hierarchy {
 
   /** The managed metadata from a namespace and its ancestors, up to the first halted or external one. */
   inheritedManaged(ns: string, kind: 'labels' | 'annotations'): Readonly<Record<string, string>> {
-    return this.memo(`inherited-${kind}`, ns, () => this.computeInheritedManaged(ns, kind));
+    return this.memo(kind === 'labels' ? 'inherited-labels' : 'inherited-annotations', ns, () => this.computeInheritedManaged(ns, kind));
   }
 
   private computeInheritedManaged(ns: string, kind: 'labels' | 'annotations'): Record<string, string> {

@@ -2,8 +2,8 @@
 // computed from the objects as they are, with the controller's own decisions: the Hierarchy model
 // for tree labels and halts (core/hierarchy), `planNamespace` for copies (core/propagation).
 // Pure: the plugin reads the cluster and renders the answer.
-import { applyPlan, diffAccess, grantsOf, type AccessChange, type RoleBindingObject } from '../access/access.js';
-import { RBAC_GROUP, treeLabelNamespace } from '../api/constants.js';
+import { applyPlan, diffAccess, grantsOf, type AccessChange, type Grant, type RoleBindingObject } from '../access/access.js';
+import { Label, RBAC_GROUP, treeLabelNamespace } from '../api/constants.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
 import { inheritedFrom, isCopy, type PropagatableObject } from '../propagation/copy.js';
 import {
@@ -125,73 +125,105 @@ export interface Preview {
   readonly access: AccessChange[];
 }
 
-/** The models before and after, and the namespaces the change touches. */
-export interface PreviewModels {
-  readonly before: Hierarchy;
-  readonly after: Hierarchy;
-  readonly created: string[];
-  readonly deleted: string[];
-  readonly affected: string[];
+// ---- the model before and after ---------------------------------------------------------------------
+
+/**
+ * What one namespace is in one model, read while the model is in that state. A preview builds one
+ * model, reads the "before" side of every namespace the change can touch, applies the change with
+ * the setters a watch event would call (applyChange), and reads the "after" side: the model after
+ * is the model before with one change, as the controller's would be, not a second one built anew.
+ */
+interface NamespaceState {
+  /** Its proper ancestors, root first. */
+  readonly ancestors: readonly string[];
+  /** Halted or below a halted namespace. */
+  readonly halted: boolean;
+  /** The labels the hierarchy reconciler would give it (tree and managed labels included). */
+  readonly labels: Readonly<Record<string, string>>;
+  /** Its plan (planNamespace) for each type, in the input's order. */
+  readonly plans: readonly NamespacePlan[];
 }
 
-export function previewModels(snapshot: HierarchySnapshot, change: HierarchyChange): PreviewModels {
-  const before = hierarchyModel(snapshot);
-  const after = hierarchyModel(snapshot);
-  const { created, deleted } = applyChange(after, change);
-  return { before, after, created, deleted, affected: affectedNamespaces(before, after, candidates(before, after, change)) };
+/** The namespaces that exist in one model, read in that model. */
+type Side = ReadonlyMap<string, NamespaceState>;
+
+/** One type's objects by namespace and its sources. */
+interface PreparedType {
+  readonly type: TypeObjects['type'];
+  readonly byNamespace: ReadonlyMap<string, readonly PropagatableObject[]>;
+  readonly sources: readonly Source[];
 }
 
 /**
- * The namespaces a change can affect at all: the subtree of the namespace it changes, in either
- * model (a move, a cycle, a halt all stay within it); for a deletion, the subtrees of the deleted
- * namespaces. Everything else keeps its ancestry, so nothing else need be compared.
+ * Sources become frozen shallow copies: propagation prepares a frozen source once for all its
+ * copies (as for the watch caches' objects), and a source reaches every namespace below it.
  */
-function candidates(before: Hierarchy, after: Hierarchy, change: HierarchyChange): Set<string> {
-  const root = change.op === 'set-parent' ? change.namespace : change.child;
-  const out = new Set<string>([root]);
-  for (const h of [before, after]) if (h.forest.has(root)) for (const d of h.forest.descendants(root)) out.add(d);
-  return out;
+function prepareType({ type, objects }: TypeObjects): PreparedType {
+  const byNamespace = new Map<string, PropagatableObject[]>();
+  const sources: Source[] = [];
+  for (const o of objects) {
+    const { namespace, name } = o.metadata ?? {};
+    if (namespace === undefined) continue;
+    const copy = isCopy(o);
+    const object = copy || Object.isFrozen(o) ? o : Object.freeze({ ...o });
+    let list = byNamespace.get(namespace);
+    if (!list) byNamespace.set(namespace, (list = []));
+    list.push(object);
+    if (name !== undefined && !copy) sources.push({ namespace, name, object });
+  }
+  return { type, byNamespace, sources };
 }
+
+/** A propagation context per type on `h`, without the sources in namespaces `skip` (deleted ones). */
+function contexts(
+  h: Hierarchy,
+  types: readonly PreparedType[],
+  skip: ReadonlySet<string>,
+  options?: PropagationOptions,
+): PropagationContext[] {
+  return types.map((t) => ({
+    hierarchy: h,
+    type: t.type,
+    sources: new SourceSet(skip.size ? t.sources.filter((s) => !skip.has(s.namespace)) : t.sources),
+    ...(options && { options }),
+  }));
+}
+
+function readState(h: Hierarchy, ns: string, ctxs: readonly PropagationContext[], types: readonly PreparedType[]): NamespaceState {
+  return {
+    ancestors: h.forest.ancestors(ns),
+    halted: h.isHaltedOrBelowHalted(ns),
+    labels: destinationLabels(h, ns),
+    plans: ctxs.map((ctx, i) => planNamespace(ctx, ns, types[i]!.byNamespace.get(ns) ?? [])),
+  };
+}
+
+/** The subtree of `root` in `h` (a move, a cycle, a halt all stay within it; a deletion's too). */
+const subtreeOf = (h: Hierarchy, root: string): string[] => (h.forest.has(root) ? [root, ...h.forest.descendants(root)] : [root]);
 
 const sortStrings = (xs: Iterable<string>): string[] => [...xs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
+const sameStrings = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
 /**
- * The namespaces (of `names`, by default all) in either model whose ancestry, halted state or labels
- * (tree and managed, as the hierarchy reconciler would write them) differ, or that exist in one
- * model only.
+ * The namespaces whose ancestry, halted state or labels (tree and managed, as the hierarchy
+ * reconciler would write them) differ, or that exist on one side only; sorted.
  */
-export function affectedNamespaces(
-  before: Hierarchy,
-  after: Hierarchy,
-  names: Iterable<string> = new Set([...before.namespaceNames(), ...after.namespaceNames()]),
-): string[] {
+function affectedNamespaces(candidates: Iterable<string>, before: Side, after: Side): string[] {
   const out: string[] = [];
-  for (const ns of names) {
-    const b = before.namespace(ns);
-    const a = after.namespace(ns);
-    if (!b || !a) {
-      out.push(ns);
-      continue;
-    }
-    if (
-      !jsonEqual(before.forest.ancestors(ns), after.forest.ancestors(ns)) ||
-      before.isHaltedOrBelowHalted(ns) !== after.isHaltedOrBelowHalted(ns) ||
-      !jsonEqual(destinationLabels(before, ns), destinationLabels(after, ns))
-    )
-      out.push(ns);
+  for (const ns of candidates) {
+    const b = before.get(ns);
+    const a = after.get(ns);
+    if (!b || !a || !sameStrings(b.ancestors, a.ancestors) || b.halted !== a.halted || !jsonEqual(b.labels, a.labels)) out.push(ns);
   }
   return sortStrings(out);
 }
 
-/** The labels a namespace would carry in a model, or undefined if it does not exist there. */
-const labelsIn = (h: Hierarchy, ns: string): Readonly<Record<string, string>> | undefined =>
-  h.namespace(ns) ? destinationLabels(h, ns) : undefined;
-
-export function treeLabelChanges(models: PreviewModels): NamespaceLabelChanges[] {
+function treeLabelChanges(affected: readonly string[], before: Side, after: Side): NamespaceLabelChanges[] {
   const out: NamespaceLabelChanges[] = [];
-  for (const ns of models.affected) {
-    const b = treeLabelsOf(labelsIn(models.before, ns));
-    const a = treeLabelsOf(labelsIn(models.after, ns));
+  for (const ns of affected) {
+    const b = treeLabelsOf(before.get(ns)?.labels);
+    const a = treeLabelsOf(after.get(ns)?.labels);
     const changes: TreeLabelChange[] = [];
     for (const key of sortStrings(new Set([...Object.keys(b), ...Object.keys(a)]))) {
       if (b[key] !== a[key])
@@ -239,7 +271,12 @@ function namespaceSelectors(np: NetworkPolicyObject): LabelSelector[] {
  * The NetworkPolicies with a namespaceSelector that starts or stops matching an affected namespace
  * (a namespace matches a policy when any of its peers' namespaceSelectors matches its labels).
  */
-export function networkPolicyChanges(models: PreviewModels, policies: readonly NetworkPolicyObject[]): NetworkPolicyChange[] {
+function networkPolicyChanges(
+  affected: readonly string[],
+  before: Side,
+  after: Side,
+  policies: readonly NetworkPolicyObject[],
+): NetworkPolicyChange[] {
   const out: NetworkPolicyChange[] = [];
   for (const np of policies) {
     const selectors = namespaceSelectors(np);
@@ -247,9 +284,9 @@ export function networkPolicyChanges(models: PreviewModels, policies: readonly N
     const matches = (labels: Readonly<Record<string, string>> | undefined) => !!labels && selectors.some((s) => selectorMatches(s, labels));
     const startsMatching: string[] = [];
     const stopsMatching: string[] = [];
-    for (const ns of models.affected) {
-      const b = matches(labelsIn(models.before, ns));
-      const a = matches(labelsIn(models.after, ns));
+    for (const ns of affected) {
+      const b = matches(before.get(ns)?.labels);
+      const a = matches(after.get(ns)?.labels);
       if (a && !b) startsMatching.push(ns);
       if (b && !a) stopsMatching.push(ns);
     }
@@ -261,57 +298,6 @@ export function networkPolicyChanges(models: PreviewModels, policies: readonly N
 
 // ---- copies ---------------------------------------------------------------------------------------
 
-/** One type's objects by namespace, and each affected namespace's plan in either model, made once. */
-export interface TypePlans {
-  readonly type: TypeObjects['type'];
-  readonly byNamespace: ReadonlyMap<string, PropagatableObject[]>;
-  /** The namespace's plan in a model; undefined where the namespace does not exist in it. */
-  plan(model: 'before' | 'after', ns: string): NamespacePlan | undefined;
-}
-
-export function typePlans(models: PreviewModels, { type, objects }: TypeObjects, options?: PropagationOptions): TypePlans {
-  const gone = new Set(models.deleted);
-  const byNamespace = new Map<string, PropagatableObject[]>();
-  for (const o of objects) {
-    const ns = o.metadata?.namespace;
-    if (ns === undefined) continue;
-    let list = byNamespace.get(ns);
-    if (!list) byNamespace.set(ns, (list = []));
-    list.push(o);
-  }
-  // The sources (copies never are), once; the model after a deletion has fewer.
-  const all: Source[] = [];
-  for (const o of objects) {
-    const { namespace, name } = o.metadata ?? {};
-    if (namespace !== undefined && name !== undefined && !isCopy(o)) all.push({ namespace, name, object: o });
-  }
-  const sources = (skip: ReadonlySet<string>) => new SourceSet(skip.size ? all.filter((s) => !skip.has(s.namespace)) : all);
-  let contexts: { before: PropagationContext; after: PropagationContext } | undefined;
-  const cache = new Map<string, NamespacePlan | undefined>();
-  return {
-    type,
-    byNamespace,
-    plan(model, ns) {
-      const key = `${model}\0${ns}`;
-      if (cache.has(key)) return cache.get(key);
-      const h = models[model];
-      let plan: NamespacePlan | undefined;
-      if (h.namespace(ns) && !(model === 'after' && gone.has(ns))) {
-        if (!contexts) {
-          const before = sources(new Set());
-          contexts = {
-            before: { hierarchy: models.before, type, sources: before, ...(options && { options }) },
-            after: { hierarchy: models.after, type, sources: gone.size ? sources(gone) : before, ...(options && { options }) },
-          };
-        }
-        plan = planNamespace(contexts[model], ns, byNamespace.get(ns) ?? []);
-      }
-      cache.set(key, plan);
-      return plan;
-    },
-  };
-}
-
 /**
  * The copies the controller would create, update and delete because of the change, and the user
  * objects that would block a copy: each affected namespace planned by `planNamespace` in the model
@@ -319,11 +305,15 @@ export function typePlans(models: PreviewModels, { type, objects }: TypeObjects,
  * change already calls for (work the controller has pending anyway). Copies in deleted namespaces
  * go with them.
  */
-export function copyChanges(models: PreviewModels, plans: readonly TypePlans[]): CopyChanges {
+function copyChanges(
+  types: readonly PreparedType[],
+  affected: readonly string[],
+  gone: ReadonlySet<string>,
+  before: Side,
+  after: Side,
+): CopyChanges {
   const out: CopyChanges = { create: [], update: [], delete: [], conflicts: [] };
-  const gone = new Set(models.deleted);
-  for (const p of plans) {
-    const { type } = p;
+  types.forEach(({ type, byNamespace }, i) => {
     const entry = (ns: string, name: string, source: string) => ({
       group: type.group,
       kind: type.kind,
@@ -332,17 +322,17 @@ export function copyChanges(models: PreviewModels, plans: readonly TypePlans[]):
       name,
       source,
     });
-    for (const ns of models.affected) {
+    for (const ns of affected) {
       if (gone.has(ns)) {
-        for (const o of p.byNamespace.get(ns) ?? []) {
+        for (const o of byNamespace.get(ns) ?? []) {
           const from = inheritedFrom(o);
           if (from !== undefined) out.delete.push({ ...entry(ns, o.metadata?.name ?? '', from), reason: 'namespace-deleted' });
         }
         continue;
       }
-      const planned = p.plan('after', ns);
+      const planned = after.get(ns)?.plans[i];
       if (!planned) continue;
-      const already = pendingKeys(p.plan('before', ns));
+      const already = pendingKeys(before.get(ns)?.plans[i]);
       for (const c of planned.create) if (!already.has(`create/${c.name}/${c.source}`)) out.create.push(entry(ns, c.name, c.source));
       for (const u of planned.update)
         if (!already.has(`update/${u.name}/${u.source}`)) out.update.push({ ...entry(ns, u.name, u.source), recreate: u.recreate });
@@ -352,7 +342,7 @@ export function copyChanges(models: PreviewModels, plans: readonly TypePlans[]):
       for (const c of planned.conflicts)
         if (!already.has(`conflict/${c.name}/${c.source}`)) out.conflicts.push(entry(ns, c.name, c.source));
     }
-  }
+  });
   return out;
 }
 
@@ -368,64 +358,110 @@ function pendingKeys(plan: NamespacePlan | undefined): ReadonlySet<string> {
   return keys;
 }
 
-/** Affected namespaces that the change halts (they were not halted before). */
-export function newlyHalted(models: PreviewModels): HaltedNamespace[] {
+/** Affected namespaces that the change halts (they were not halted before); `h` is the model after. */
+function newlyHalted(h: Hierarchy, affected: readonly string[], before: Side, after: Side): HaltedNamespace[] {
   const out: HaltedNamespace[] = [];
-  for (const ns of models.affected) {
-    const { before, after } = models;
-    if (!after.namespace(ns) || !after.isHaltedOrBelowHalted(ns) || (before.namespace(ns) && before.isHaltedOrBelowHalted(ns))) continue;
-    const haltedAt = after.isHalted(ns) ? ns : (after.haltedAncestor(ns) ?? ns);
-    const condition = after.ownConditions(haltedAt).find((c) => c.type === 'ActivitiesHalted');
+  for (const ns of affected) {
+    if (!after.get(ns)?.halted || before.get(ns)?.halted) continue;
+    const haltedAt = h.isHalted(ns) ? ns : (h.haltedAncestor(ns) ?? ns);
+    const condition = h.ownConditions(haltedAt).find((c) => c.type === 'ActivitiesHalted');
     out.push({ namespace: ns, haltedAt, message: condition?.message ?? '' });
   }
   return out;
 }
 
+// ---- access ---------------------------------------------------------------------------------------
+
 /**
- * Who gains and loses which role where (core/access): the grants of the RoleBindings the affected
- * namespaces would hold once their plans are carried out, in the model before and after the
- * change (so pending work is not put down to it). A deleted namespace holds nothing after.
+ * What a namespace holds once its plan is carried out (applyPlan, core/access), a created copy
+ * seen only through what access reads of it: its name, namespace and inherited-from label, and its
+ * source's body (roleRef, subjects), which a copy has unchanged (core/propagation/copy.ts). The
+ * copy itself is not made: a large move creates tens of thousands.
  */
-export function accessChanges(models: PreviewModels, plans: readonly TypePlans[], clusterRoles?: readonly string[]): AccessChange[] {
-  const ofKind = (kind: string) => plans.find((p) => p.type.group === RBAC_GROUP && p.type.kind === kind);
-  const bindings = ofKind('RoleBinding');
-  if (!bindings) return [];
-  const roles = ofKind('Role');
-  const held = (p: TypePlans, model: 'before' | 'after'): PropagatableObject[] =>
-    models.affected.flatMap((ns) => {
-      const plan = p.plan(model, ns);
-      return plan ? applyPlan(p.byNamespace.get(ns) ?? [], plan) : [];
-    });
-  const grants = (model: 'before' | 'after') =>
-    grantsOf(held(bindings, model) as RoleBindingObject[], {
-      sorted: false,
-      roles: { ...(roles && { roles: held(roles, model) }), ...(clusterRoles && { clusterRoles }) },
-    });
-  return diffAccess(grants('before'), grants('after'));
+function held(existing: readonly PropagatableObject[], plan: NamespacePlan, ns: string): PropagatableObject[] {
+  if (isEmptyPlan(plan)) return existing as PropagatableObject[];
+  const create = plan.create.map((c) => ({
+    name: c.name,
+    source: c.source,
+    from: c.from,
+    object: { ...c.from, metadata: { name: c.name, namespace: ns, labels: { [Label.inheritedFrom]: c.source } } },
+  }));
+  return applyPlan(existing, { ...plan, create });
 }
 
 /**
- * Each object as a frozen shallow copy: propagation prepares a source once for all its copies, and
- * remembers which copies are current, only for objects that cannot change (as the watch caches
- * hold them). A preview plans every affected namespace several times; this keeps that cheap.
+ * Who gains and loses which role where (core/access): the grants of the RoleBindings each affected
+ * namespace would hold once its plans are carried out, in the model before and after the change
+ * (so pending work is not put down to it), namespace by namespace. A deleted namespace holds
+ * nothing after.
  */
-const frozen = (types: readonly TypeObjects[]): TypeObjects[] =>
-  types.map((t) => ({ type: t.type, objects: t.objects.map((o) => (Object.isFrozen(o) ? o : Object.freeze({ ...o }))) }));
+function accessChanges(
+  types: readonly PreparedType[],
+  affected: readonly string[],
+  before: Side,
+  after: Side,
+  clusterRoles?: readonly string[],
+): AccessChange[] {
+  const indexOf = (kind: string) => types.findIndex((p) => p.type.group === RBAC_GROUP && p.type.kind === kind);
+  const bindings = indexOf('RoleBinding');
+  if (bindings < 0) return [];
+  const roles = indexOf('Role');
+  const clusterRoleNames = clusterRoles && new Set(clusterRoles);
+  const grants = (ns: string, state: NamespaceState | undefined): Grant[] => {
+    if (!state) return [];
+    const heldOf = (i: number) => held(types[i]!.byNamespace.get(ns) ?? [], state.plans[i]!, ns);
+    return grantsOf(heldOf(bindings) as RoleBindingObject[], {
+      sorted: false,
+      roles: { ...(roles >= 0 && { roles: heldOf(roles) }), ...(clusterRoleNames && { clusterRoles: clusterRoleNames }) },
+    });
+  };
+  const out: AccessChange[] = [];
+  // diffAccess orders by namespace first: namespace by namespace, in order, is the same order.
+  for (const ns of affected) for (const c of diffAccess(grants(ns, before.get(ns)), grants(ns, after.get(ns)))) out.push(c);
+  return out;
+}
+
+// ---- the whole preview ------------------------------------------------------------------------------
 
 /** Everything a preview shows but admission (the plugin asks the server for that). */
-export function previewChange(input: PreviewInput, change: HierarchyChange): Preview & { models: PreviewModels } {
-  const models = previewModels(input, change);
-  const plans = frozen(input.types).map((t) => typePlans(models, t, input.options));
+export function previewChange(input: PreviewInput, change: HierarchyChange): Preview {
+  const types = input.types.map(prepareType);
+  const h = hierarchyModel(input);
+  const root = change.op === 'set-parent' ? change.namespace : change.child;
+  const existed = new Set(h.namespaceNames());
+  const candidates = new Set<string>();
+  const before = new Map<string, NamespaceState>();
+  const beforeContexts = contexts(h, types, new Set(), input.options);
+  for (const ns of subtreeOf(h, root)) {
+    candidates.add(ns);
+    if (h.namespace(ns)) before.set(ns, readState(h, ns, beforeContexts, types));
+  }
+
+  const { created, deleted } = applyChange(h, change);
+  const gone = new Set(deleted);
+  const afterContexts = gone.size ? contexts(h, types, gone, input.options) : beforeContexts;
+  for (const ns of subtreeOf(h, root)) candidates.add(ns);
+  const after = new Map<string, NamespaceState>();
+  for (const ns of candidates) if (h.namespace(ns) && !gone.has(ns)) after.set(ns, readState(h, ns, afterContexts, types));
+  // The subtree is the same set of namespaces before and after these changes, but for those created
+  // or deleted; should the model after ever reach further, those namespaces are read in a model before.
+  const unread = [...candidates].filter((ns) => existed.has(ns) && !before.has(ns));
+  if (unread.length) {
+    const h0 = hierarchyModel(input);
+    const ctx0 = contexts(h0, types, new Set(), input.options);
+    for (const ns of unread) before.set(ns, readState(h0, ns, ctx0, types));
+  }
+
+  const affected = affectedNamespaces(candidates, before, after);
   return {
     change,
-    createdNamespaces: models.created,
-    deletedNamespaces: models.deleted,
-    affectedNamespaces: models.affected,
-    labels: treeLabelChanges(models),
-    networkPolicies: networkPolicyChanges(models, input.networkPolicies),
-    copies: copyChanges(models, plans),
-    halted: newlyHalted(models),
-    access: accessChanges(models, plans, input.clusterRoles),
-    models,
+    createdNamespaces: created,
+    deletedNamespaces: deleted,
+    affectedNamespaces: affected,
+    labels: treeLabelChanges(affected, before, after),
+    networkPolicies: networkPolicyChanges(affected, before, after, input.networkPolicies),
+    copies: copyChanges(types, affected, gone, before, after),
+    halted: newlyHalted(h, affected, before, after),
+    access: accessChanges(types, affected, before, after, input.clusterRoles),
   };
 }

@@ -248,7 +248,9 @@ export function desiredCopies(ctx: PropagationContext, ns: string): Map<string, 
 export interface CopyCreate {
   readonly name: string;
   readonly source: string;
-  /** The object to create. */
+  /** The source object the copy is made from. */
+  readonly from: PropagatableObject;
+  /** The object to create (made when first read: a preview never needs most of them). */
   readonly object: PropagatableObject;
 }
 
@@ -344,7 +346,15 @@ export function planNamespace(ctx: PropagationContext, ns: string, existing: Ite
     }
   }
   for (const [name, want] of desired) {
-    if (!present.has(name)) plan.create.push({ name, source: want.source, object: want.object });
+    if (!present.has(name))
+      plan.create.push({
+        name,
+        source: want.source,
+        from: want.from,
+        get object() {
+          return want.object;
+        },
+      });
   }
   const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   plan.create.sort(byName);

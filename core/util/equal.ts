@@ -4,15 +4,23 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
+  // Loops rather than keys arrays: reconcilers and previews compare tens of thousands of objects.
   if (Array.isArray(a)) {
     const bb = b as unknown[];
-    return a.length === bb.length && a.every((v, i) => jsonEqual(v, bb[i]));
+    if (a.length !== bb.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], bb[i])) return false;
+    return true;
   }
   const ao = a as Record<string, unknown>;
   const bo = b as Record<string, unknown>;
-  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
-  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  return ak.length === bk.length && ak.every((k) => Object.hasOwn(bo, k) && jsonEqual(ao[k], bo[k]));
+  let defined = 0;
+  for (const k in ao) {
+    if (!Object.hasOwn(ao, k) || ao[k] === undefined) continue;
+    defined++;
+    if (!Object.hasOwn(bo, k) || !jsonEqual(ao[k], bo[k])) return false;
+  }
+  for (const k in bo) if (Object.hasOwn(bo, k) && bo[k] !== undefined) defined--;
+  return defined === 0;
 }
 
 /**

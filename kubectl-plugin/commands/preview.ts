@@ -407,14 +407,13 @@ export async function runPreview(api: HncApi, io: Io, flags: PreviewFlags, req: 
     },
     req.change,
   );
-  const { models: _models, ...rest } = preview;
   const report: PreviewReport = {
     kind: 'HierarchyChangePreview',
     apiVersion: API_VERSION,
     summary: req.summary,
     dryRun,
     admission,
-    ...rest,
+    ...preview,
     notes: read.notes,
   };
   if (flags.output === 'json') io.out(`${JSON.stringify(report, null, 2)}\n`);
