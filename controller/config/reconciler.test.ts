@@ -3,11 +3,12 @@
 // from a cache behind its own write). Discovery is a function here; the real one is exercised by
 // test/integration. Resolution and status themselves are core/config's (tested there).
 import { describe, expect, it } from 'vitest';
-import { API_VERSION, ClusterReason, GROUP, Kind, Plural, PropagationMode, Singleton } from '../../core/api/constants.js';
+import { API_VERSION, ClusterReason, ConditionType, GROUP, Kind, Plural, PropagationMode, Singleton } from '../../core/api/constants.js';
 import { hncConfigurationPath } from '../../core/api/paths.js';
 import type { HNCConfiguration } from '../../core/api/types.js';
 import type { ConfiguredType, Resolve, TypeCounts } from '../../core/config/plan.js';
-import { hierarchy } from '../../core/hierarchy/testing.js';
+import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
+import { hierarchy, updateHierarchy } from '../../core/hierarchy/testing.js';
 import type { CrdObject } from '../../kube/hierarchy-cache.js';
 import { RecordingWrites, storeOf } from '../../kube/testing.js';
 import { silentLog } from '../testing.js';
@@ -33,7 +34,16 @@ const config = (c: Partial<HNCConfiguration> = {}): HNCConfiguration => ({
   metadata: { name: Singleton.config, uid: 'uid-config', resourceVersion: String(rv++) },
 });
 
-function setup(opts: { configs?: HNCConfiguration[]; crds?: CrdObject[]; leader?: boolean; missing?: MissingAccess[] } = {}) {
+function setup(
+  opts: {
+    configs?: HNCConfiguration[];
+    crds?: CrdObject[];
+    leader?: boolean;
+    missing?: MissingAccess[];
+    hierarchy?: Hierarchy;
+    now?: () => number;
+  } = {},
+) {
   const configs = storeOf(opts.configs ?? []);
   const writes = new RecordingWrites();
   const synced: string[][] = [];
@@ -42,7 +52,7 @@ function setup(opts: { configs?: HNCConfiguration[]; crds?: CrdObject[]; leader?
   const reconciler = new ConfigReconciler({
     configs,
     crds: storeOf(opts.crds ?? []),
-    hierarchy: hierarchy('a -> b'),
+    hierarchy: opts.hierarchy ?? hierarchy('a -> b'),
     writes,
     log: silentLog,
     isLeader: () => opts.leader ?? true,
@@ -57,6 +67,7 @@ function setup(opts: { configs?: HNCConfiguration[]; crds?: CrdObject[]; leader?
       countsSettleInMs: () => state.settleInMs,
     },
     missingAccess: () => Promise.resolve(opts.missing ?? []),
+    now: opts.now,
   });
   /** The watch event of the last status write: the cache now holds what was written. */
   const echoLastWrite = () => {
@@ -65,6 +76,9 @@ function setup(opts: { configs?: HNCConfiguration[]; crds?: CrdObject[]; leader?
   };
   return { configs, writes, synced, counts, state, reconciler, echoLastWrite };
 }
+
+const summaryOf = (body: unknown) =>
+  ((body as HNCConfiguration | undefined)?.status?.conditions ?? []).filter((c) => c.type === ConditionType.NamespaceCondition);
 
 describe('ConfigReconciler', () => {
   it('creates the singleton on the leader, and reports its status in the same pass', async () => {
@@ -106,6 +120,42 @@ describe('ConfigReconciler', () => {
     t.writes.clear();
     await t.reconciler.reconcile();
     expect(t.writes.writes).toEqual([]); // the condition kept its lastTransitionTime: nothing changed
+  });
+
+  it('reports a namespace condition in the summary in the same pass when the summary is cheap', async () => {
+    const h = hierarchy('a -> b');
+    const t = setup({ configs: [config()], hierarchy: h });
+    await t.reconciler.reconcile();
+    t.echoLastWrite();
+    t.writes.clear();
+    updateHierarchy(h, 'b', { parent: 'gone' });
+    expect(await t.reconciler.reconcile()).toBeUndefined();
+    expect(summaryOf(t.writes.writes.at(-1)?.body).map((c) => [c.reason, c.message])).toEqual([
+      [ConditionType.ActivitiesHalted, 'Namespaces "b" is affected by "ParentMissing"'],
+    ]);
+  });
+
+  it('computes an expensive summary again only after 20 times its cost while the model changes, and comes back for it', async () => {
+    const h = hierarchy('a -> b');
+    // Every reading of the clock is 10 ms after the last: each summary "costs" 10 ms.
+    let clock = 0;
+    const t = setup({ configs: [config()], hierarchy: h, now: () => (clock += 10) });
+    await t.reconciler.reconcile(); // computed at 10, cost 10 ms: kept until 210
+    t.echoLastWrite();
+    t.writes.clear();
+    updateHierarchy(h, 'b', { parent: 'gone' });
+    // The model moved on, but the summary is too recent to compute again: kept, with a requeue.
+    expect(await t.reconciler.reconcile()).toEqual({ requeueAfter: 180 });
+    expect(t.writes.writes).toEqual([]);
+    clock = 300;
+    expect(await t.reconciler.reconcile()).toBeUndefined();
+    expect(summaryOf(t.writes.writes.at(-1)?.body).map((c) => c.message)).toEqual(['Namespaces "b" is affected by "ParentMissing"']);
+    t.echoLastWrite();
+    t.writes.clear();
+    // A model that stands still keeps its summary however old: nothing to compute, nothing to write.
+    clock = 100_000;
+    expect(await t.reconciler.reconcile()).toBeUndefined();
+    expect(t.writes.writes).toEqual([]);
   });
 
   it('writes changed counts once propagation has settled, not while it is under way', async () => {

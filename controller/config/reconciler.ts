@@ -12,7 +12,7 @@ import {
   type Resolve,
   type TypeCounts,
 } from '../../core/config/plan.js';
-import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
+import type { Hierarchy, NamespaceCondition } from '../../core/hierarchy/hierarchy.js';
 import { jsonEqual } from '../../core/util/equal.js';
 import type { PropagationOptions } from '../../core/propagation/decide.js';
 import { isAlreadyExists, isNotFound, type KubeClient } from '../../kube/client.js';
@@ -45,6 +45,16 @@ const ACCESS_RECHECK_MS = 1000;
 const ACCESS_FULL_RECHECK_MS = 30_000;
 /** A kind the manager was found to have access to is checked again after this long. */
 const ACCESS_TTL_MS = 60_000;
+/**
+ * The NamespaceCondition summary reads every namespace's conditions. It is kept while the model
+ * stands still, and while the model changes (a cold start relabels every namespace) it is
+ * computed again only after this many times its last cost, so that it never takes more than a
+ * small share of the thread: at 20,000 namespaces, computed every second, it took a fifth of
+ * HNC's CPU during a propagation (docs/benchmarks.md). A summary that costs less than
+ * SUMMARY_CHEAP_MS is always current.
+ */
+const SUMMARY_COST_FACTOR = 20;
+const SUMMARY_CHEAP_MS = 5;
 
 export interface ConfigDeps {
   client: KubeClient;
@@ -84,6 +94,8 @@ export interface ConfigReconcilerDeps {
   /** The kinds HNC's manager may not fully access (none if not given). */
   missingAccess?: (types: readonly ConfiguredType[], rid?: string) => Promise<MissingAccess[]>;
   expectations?: WriteExpectations;
+  /** Milliseconds from a monotonic clock (performance.now; a test's own clock). */
+  now?: () => number;
 }
 
 /**
@@ -93,6 +105,7 @@ export interface ConfigReconcilerDeps {
  */
 export class ConfigReconciler {
   private readonly expectations: WriteExpectations;
+  private summary?: { version: number; computedAt: number; costMs: number; conditions: NamespaceCondition[] };
 
   constructor(private readonly deps: ConfigReconcilerDeps) {
     this.expectations = deps.expectations ?? new WriteExpectations();
@@ -129,11 +142,14 @@ export class ConfigReconciler {
     );
     const accessCondition = missingAccessCondition(missing);
     if (accessCondition) resolved.conditions.push(accessCondition);
-    const recheck: ReconcileResult = missing.length ? { requeueAfter: ACCESS_RECHECK_MS } : undefined;
+    let recheck: ReconcileResult = missing.length ? { requeueAfter: ACCESS_RECHECK_MS } : undefined;
+    const summary = this.namespaceSummary();
+    // A summary kept although the model moved on is computed again when its time comes.
+    if (summary.staleForMs !== undefined) recheck = earliest(recheck, { requeueAfter: summary.staleForMs });
     const status = configStatus(
       resolved,
       (t) => this.deps.types.counts(t),
-      namespaceConditionSummary(this.deps.hierarchy),
+      summary.conditions,
       config.status,
       new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     );
@@ -142,12 +158,12 @@ export class ConfigReconciler {
     // rather than write the status again and again (and after a restart, rather than write
     // counts that are still being recomputed).
     const countsOnly = jsonEqual(withoutCounts(status), withoutCounts(config.status ?? {}));
-    if (countsOnly && !this.deps.types.idle()) return { requeueAfter: STATUS_DELAY_MS };
+    if (countsOnly && !this.deps.types.idle()) return earliest(recheck, { requeueAfter: STATUS_DELAY_MS });
     // Idle is not settled: between a propagation and the next change (a source created, then
     // deleted) the queues may be empty for a moment; counts written then would be written back.
     // Usually the count's last change is long past (this runs STATUS_DELAY_MS after its first).
     const settle = countsOnly ? this.deps.types.countsSettleInMs() : 0;
-    if (settle > 0) return { requeueAfter: settle };
+    if (settle > 0) return earliest(recheck, { requeueAfter: settle });
     if (this.expectations.stale(KEY, config.metadata.resourceVersion)) return recheck;
     try {
       await this.deps.writes.replace(hncConfigurationPath(KEY), { ...config, status });
@@ -157,6 +173,32 @@ export class ConfigReconciler {
     }
     return recheck;
   }
+
+  /**
+   * The NamespaceCondition summary, kept while the model stands still; while it changes, computed
+   * again only once SUMMARY_COST_FACTOR times the last computation's cost has passed
+   * (`staleForMs`: how long the kept one still stands).
+   */
+  private namespaceSummary(): { conditions: NamespaceCondition[]; staleForMs?: number } {
+    const h = this.deps.hierarchy;
+    const kept = this.summary;
+    const clock = this.deps.now ?? (() => performance.now());
+    const now = clock();
+    if (kept && kept.version === h.version) return { conditions: kept.conditions };
+    if (kept && kept.costMs >= SUMMARY_CHEAP_MS) {
+      const due = kept.computedAt + SUMMARY_COST_FACTOR * kept.costMs;
+      if (now < due) return { conditions: kept.conditions, staleForMs: Math.ceil(due - now) };
+    }
+    const version = h.version;
+    const conditions = namespaceConditionSummary(h);
+    this.summary = { version, computedAt: now, costMs: clock() - now, conditions };
+    return { conditions };
+  }
+}
+
+/** The sooner of two requeues. */
+function earliest(a: ReconcileResult, b: { requeueAfter: number }): { requeueAfter: number } {
+  return a?.requeueAfter !== undefined && a.requeueAfter < b.requeueAfter ? { requeueAfter: a.requeueAfter } : b;
 }
 
 export class ConfigController {

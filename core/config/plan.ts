@@ -85,7 +85,9 @@ export function namespaceConditionSummary(h: Hierarchy): NamespaceCondition[] {
     if (!h.isManaged(ns)) continue;
     for (const c of namespaceConditions(h, ns)) {
       const key = `${c.type}/${c.reason}`;
-      byReason.set(key, [...(byReason.get(key) ?? []), ns]);
+      const names = byReason.get(key);
+      if (names) names.push(ns);
+      else byReason.set(key, [ns]);
     }
   }
   const out: NamespaceCondition[] = [];

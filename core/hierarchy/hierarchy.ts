@@ -95,7 +95,17 @@ export class Hierarchy {
     return value;
   }
 
+  /**
+   * Counts the changes to the model's inputs: an answer computed over every namespace (the
+   * configuration's NamespaceCondition summary) stands as long as this number does.
+   */
+  get version(): number {
+    return this.inputChanges;
+  }
+  private inputChanges = 0;
+
   private changed(): void {
+    this.inputChanges++;
     if (this.derived.size) this.derived = new Map();
   }
 
