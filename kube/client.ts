@@ -2,7 +2,7 @@
 // drops unknown fields and turns timestamps into Dates), and every call carries its context
 // into the error it throws.
 import https from 'node:https';
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 // Type only: client-node costs ~70 MB of memory once loaded, so it is imported only for the
 // configurations our own loader leaves to it (exec plugins, auth-providers) or when a caller
 // hands us a KubeConfig.
@@ -38,9 +38,26 @@ export class ApiError extends Error {
 // One path segment made from data: built where every HNC path is (core/api/paths.ts).
 export { segment } from '../core/api/paths.js';
 
-/** Whether a path holds a `.` or `..` segment (plain or percent-encoded), which a URL would resolve away. */
+/** A `.` or `..` segment (plain or percent-encoded), which a URL would resolve away. */
+const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?=\/|$)/i;
+
+/** Whether a path holds a `.` or `..` segment. */
 function hasDotSegment(path: string): boolean {
-  return path.split('/').some((s) => /^(\.|%2e){1,2}$/i.test(s));
+  return DOT_SEGMENT.test(path);
+}
+
+/**
+ * A path a URL would keep exactly as written (RFC 3986 path characters, percent-escapes as they
+ * are): such a path is sent as it is, without parsing a URL for every request (HNC sends one per
+ * copy). Anything else goes through URL, which escapes what must be.
+ */
+const PLAIN_PATH = /^\/[A-Za-z0-9\-._~%!$&'()*+,;=:@/]*$/;
+
+/** Where a request goes, as http.request options: the server's host and port, and the path with its query. */
+export interface RequestTarget {
+  hostname: string;
+  port: string;
+  path: string;
 }
 
 export const isNotFound = (e: unknown): boolean => e instanceof ApiError && e.code === 404;
@@ -75,11 +92,22 @@ type CredentialSource = () => Headers | undefined | Promise<Headers | undefined>
 export class KubeClient {
   private refreshedAt = Date.now();
 
+  /** The server's host, port and path prefix, parsed once (undefined: not https, every request goes through URL). */
+  private readonly origin: { hostname: string; port: string; prefix: string } | undefined;
+
   private constructor(
     readonly server: string,
     private base: https.RequestOptions,
     private readonly credentials: CredentialSource,
-  ) {}
+  ) {
+    const u = new URL(server);
+    // URL keeps an IPv6 address in brackets; a request's hostname is the bare address (as node's own urlToHttpOptions gives it).
+    const hostname = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+    this.origin =
+      u.protocol === 'https:' && !u.username && !u.password && !u.search && !u.hash
+        ? { hostname, port: u.port || '443', prefix: u.pathname.replace(/\/$/, '') }
+        : undefined;
+  }
 
   /**
    * Credentials can change under a running process (a pod's projected service-account token is
@@ -194,6 +222,27 @@ export class KubeClient {
     return u;
   }
 
+  /**
+   * Where a request for `path` goes: the same request line as url() gives, built without parsing
+   * a URL when the path is plain (the common case: paths are built with segment()); url() itself
+   * otherwise.
+   */
+  target(path: string, query?: RequestOptions['query']): RequestTarget | URL {
+    const o = this.origin;
+    if (!o || !PLAIN_PATH.test(path)) return this.url(path, query);
+    if (hasDotSegment(path)) throw new Error(`refusing the API path ${JSON.stringify(path)}: it has a "." or ".." segment`);
+    let search = '';
+    if (query) {
+      const params = new URLSearchParams();
+      for (const k of Object.keys(query)) {
+        const v = query[k];
+        if (v !== undefined) params.set(k, String(v));
+      }
+      search = params.size ? `?${params.toString()}` : '';
+    }
+    return { hostname: o.hostname, port: o.port, path: o.prefix + path + search };
+  }
+
   private readonly inFlight = new Set<ClientRequest>();
   private closed?: Error;
 
@@ -211,36 +260,33 @@ export class KubeClient {
   raw(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
     if (this.closed) return Promise.reject(new Error(`${method} ${path}: ${this.closed.message}`));
     this.refreshCredentials();
-    const u = this.url(path, opts.query);
+    const target = this.target(path, opts.query);
+    const pathname = target instanceof URL ? target.pathname : this.origin!.prefix + path;
     const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    // One headers object per request (HNC makes one request per copy it writes).
+    const headers: OutgoingHttpHeaders = { ...((this.base.headers as OutgoingHttpHeaders | undefined) ?? {}) };
+    headers.accept = opts.accept ?? 'application/json';
+    if (payload !== undefined) {
+      headers['content-type'] = opts.contentType ?? 'application/json';
+      headers['content-length'] = Buffer.byteLength(payload);
+    }
+    const options: https.RequestOptions = { ...this.base, method, headers, timeout: opts.timeoutMs ?? 30_000 };
     return new Promise((resolve, reject) => {
-      const req = https.request(
-        u,
-        {
-          ...this.base,
-          method,
-          headers: {
-            ...(this.base.headers ?? {}),
-            accept: opts.accept ?? 'application/json',
-            ...(payload !== undefined
-              ? { 'content-type': opts.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) }
-              : {}),
-          },
-          timeout: opts.timeoutMs ?? 30_000,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-          res.on('error', reject);
-        },
-      );
+      const onResponse = (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ statusCode: res.statusCode ?? 0, body: (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8') }),
+        );
+        res.on('error', reject);
+      };
+      const req = target instanceof URL ? https.request(target, options, onResponse) : https.request({ ...options, ...target }, onResponse);
       this.inFlight.add(req);
       req.on('close', () => this.inFlight.delete(req));
-      req.on('timeout', () => req.destroy(new Error(`${method} ${u.pathname}: no answer within ${opts.timeoutMs ?? 30_000} ms`)));
-      req.on('error', (err) => reject(new Error(`${method} ${u.pathname}: ${err.message}`, { cause: err })));
-      if (payload !== undefined) req.write(payload);
-      req.end();
+      req.on('timeout', () => req.destroy(new Error(`${method} ${pathname}: no answer within ${opts.timeoutMs ?? 30_000} ms`)));
+      req.on('error', (err) => reject(new Error(`${method} ${pathname}: ${err.message}`, { cause: err })));
+      // The body with the end: the headers and the body leave in one write.
+      req.end(payload);
     });
   }
 

@@ -89,17 +89,18 @@ export class Writer implements Writes {
     return this.write<T>('delete', 'DELETE', path, { query: opts.query, body });
   }
 
-  private limiterFor(path: string): TokenBucket {
-    const key = rateLimitKey(path);
+  private limiterFor(key: string): TokenBucket {
     let bucket = this.limiters.get(key);
     if (!bucket) this.limiters.set(key, (bucket = new TokenBucket({ qps: this.qps, burst: this.burst })));
     return bucket;
   }
 
   private async write<T>(verb: WriteVerb, method: string, path: string, opts: RequestOptions): Promise<T> {
-    await this.limiterFor(path).take();
+    const { group, resource } = typeOf(path);
+    // No wait (and no promise to await) while the type's budget has tokens: the common case.
+    const wait = this.limiterFor(`${group}/${resource}`).reserve();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     this.counts[verb]++;
-    const resource = resourceOf(path);
     this.byResource.set(resource, (this.byResource.get(resource) ?? 0) + 1);
     this.recentWrites.push(`${verb} ${path}`);
     if (this.recentWrites.length > RECENT) this.recentWrites.shift();
@@ -118,12 +119,19 @@ function acceptFor(opts: WriteOptions): string | undefined {
   return opts.answer === 'metadata' ? METADATA_ONLY : undefined;
 }
 
+/** The group and resource a REST path names, from one pass over its segments (every write asks). */
+function typeOf(path: string): { group: string; resource: string } {
+  const parts = path.split('/').filter(Boolean);
+  const core = parts[0] !== 'apis';
+  const group = core ? '' : (parts[1] ?? '');
+  const at = core && parts[0] === 'api' ? 2 : 3;
+  const resource = parts[at] === 'namespaces' && parts.length > at + 2 ? parts[at + 2]! : (parts[at] ?? '');
+  return { group, resource };
+}
+
 /** The resource a REST path names: /api/v1/namespaces/x/roles/y -> roles; /api/v1/namespaces/x -> namespaces. */
 export function resourceOf(path: string): string {
-  const parts = path.split('/').filter(Boolean);
-  const rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
-  if (rest[0] === 'namespaces' && rest.length > 2) return rest[2]!;
-  return rest[0] ?? '';
+  return typeOf(path).resource;
 }
 
 /**
@@ -132,7 +140,6 @@ export function resourceOf(path: string): string {
  * /api/v1/namespaces/x/events -> "/events"; /apis/rbac.authorization.k8s.io/v1/namespaces/x/roles/y -> "rbac.authorization.k8s.io/roles".
  */
 export function rateLimitKey(path: string): string {
-  const parts = path.split('/').filter(Boolean);
-  const group = parts[0] === 'apis' ? (parts[1] ?? '') : '';
-  return `${group}/${resourceOf(path)}`;
+  const { group, resource } = typeOf(path);
+  return `${group}/${resource}`;
 }
