@@ -3,7 +3,7 @@
 // The computing half of `kubectl hns set sub --parent team-b --dry-run` (bench/preview.ts), in
 // process and without a cluster, so it can be profiled (`node --cpu-prof --import tsx ...`): the
 // same forest and RoleBindings as bench/preview.ts builds, as the API server lists them (server
-// metadata and managedFields included), parsed from JSON text as the plugin receives them, then
+// metadata and managedFields included), parsed from JSON text and read as the plugin reads them, then
 // previewChange (core/preview) run on them. Prints the median time of the parse and of the
 // computation. See docs/benchmarks.md.
 import { previewForest } from './preview-forest.js';
@@ -12,7 +12,8 @@ import { API_VERSION, Label, treeLabel } from '../core/api/constants.js';
 import type { HierarchyConfiguration, NamespaceObject } from '../core/api/types.js';
 import { desiredCopy, type PropagatableObject } from '../core/propagation/copy.js';
 import { previewChange, type PreviewInput } from '../core/preview/index.js';
-import { policyFromLabels } from '../kubectl-plugin/commands/preview.js';
+import type { AnyObject } from '../kubectl-plugin/api.js';
+import { policyFromLabels, withoutManagedFields } from '../kubectl-plugin/commands/preview.js';
 import { median } from './commands.js';
 
 const { values } = parseArgs({
@@ -121,7 +122,9 @@ for (let r = 0; r < runs; r++) {
   const t0 = performance.now();
   const ns = (JSON.parse(texts.namespaces) as { items: NamespaceObject[] }).items;
   const hcs = (JSON.parse(texts.hierarchies) as { items: HierarchyConfiguration[] }).items;
-  const rbs = (JSON.parse(texts.bindings) as { items: PropagatableObject[] }).items;
+  // As the plugin's list reads hand them on (kubectl-plugin/kube-api.ts listAll, commands/preview.ts).
+  const rbList = JSON.parse(texts.bindings) as { apiVersion?: string; kind: string; items: AnyObject[] };
+  const rbs = withoutManagedFields(rbList.items.map((o) => ({ apiVersion: rbList.apiVersion, kind: 'RoleBinding', ...o })));
   const t1 = performance.now();
   const cpu1 = process.cpuUsage();
   const input: PreviewInput = {
