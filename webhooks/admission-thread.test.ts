@@ -9,7 +9,7 @@ import { KubeClient } from '../kube/client.js';
 import { createLogger } from '../kube/log.js';
 import { Metrics } from '../kube/metrics.js';
 import { CertificateAuthority } from '../kube/pki.js';
-import { postHttps } from './testing.js';
+import { namespaceReview, postHttps } from './testing.js';
 import { AdmissionThread } from './admission-thread.js';
 
 const threads: AdmissionThread[] = [];
@@ -46,25 +46,7 @@ async function start(opts: { port?: number; onFatal?: (err: Error) => void } = {
   return { thread, metrics, ca: ca.certPem, lines };
 }
 
-const send = (port: number, ca: string, path: string) =>
-  postHttps(
-    port,
-    ca,
-    path,
-    JSON.stringify({
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid: 'u-1',
-        kind: { group: '', version: 'v1', kind: 'Namespace' },
-        resource: { group: '', version: 'v1', resource: 'namespaces' },
-        name: 'x',
-        operation: 'CREATE',
-        userInfo: { username: 'alice' },
-        object: { metadata: { name: 'x' } },
-      },
-    }),
-  );
+const send = (port: number, ca: string, path: string) => postHttps(port, ca, path, namespaceReview());
 
 // Each test starts workers that load TypeScript through tsx: seconds on a busy machine.
 describe('AdmissionThread', { timeout: 60_000 }, () => {

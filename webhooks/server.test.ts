@@ -4,7 +4,7 @@ import https from 'node:https';
 import { CertificateAuthority } from '../kube/pki.js';
 import { createLogger, type Logger } from '../kube/log.js';
 import { noopLogger } from '../kube/watch/logger.js';
-import { postHttps } from './testing.js';
+import { namespaceReview, postHttps } from './testing.js';
 import { MAX_BODY, NOT_READY_MESSAGE, WebhookServer, type Handler } from './server.js';
 
 let server: WebhookServer | undefined;
@@ -34,20 +34,7 @@ async function serve(ready: boolean, handler: Handler, logger?: Logger) {
   return (path: string, body: string | Buffer, headers: Record<string, string> = {}) => postHttps(port, ca.certPem, path, body, headers);
 }
 
-const review = (uid = 'u-1') =>
-  JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: '', version: 'v1', kind: 'Namespace' },
-      resource: { group: '', version: 'v1', resource: 'namespaces' },
-      name: 'x',
-      operation: 'CREATE',
-      userInfo: { username: 'alice' },
-      object: { metadata: { name: 'x' } },
-    },
-  });
+const review = namespaceReview;
 
 describe('WebhookServer', () => {
   it('echoes the uid and sets an explicit status on a denial', async () => {

@@ -27,3 +27,42 @@ export function postHttps(
     req.end(body);
   });
 }
+
+/** What a test's AdmissionReview is about; `kind`/`resource` name the type in `group`/`version` (core group: ''). */
+export interface ReviewRequest {
+  uid?: string;
+  group: string;
+  version: string;
+  kind: string;
+  resource: string;
+  name: string;
+  namespace?: string;
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  userInfo: unknown;
+  object?: unknown;
+  oldObject?: unknown;
+}
+
+/** The JSON body of an AdmissionReview as the API server sends it to a webhook. */
+export function admissionReview(r: ReviewRequest): string {
+  const { uid = 'u-1', group, version, kind, resource, ...rest } = r;
+  return JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: { uid, kind: { group, version, kind }, resource: { group, version, resource }, ...rest },
+  });
+}
+
+/** A review of creating Namespace `x` by alice: the smallest well-formed review. */
+export const namespaceReview = (uid = 'u-1'): string =>
+  admissionReview({
+    uid,
+    group: '',
+    version: 'v1',
+    kind: 'Namespace',
+    resource: 'namespaces',
+    name: 'x',
+    operation: 'CREATE',
+    userInfo: { username: 'alice' },
+    object: { metadata: { name: 'x' } },
+  });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hnc } from '../../cmd/hnc.js';
 import { Webhook } from '../../core/api/constants.js';
 import { TestCluster, eventually, kubectl } from '../support/cluster.js';
-import { postHttps } from '../../webhooks/testing.js';
+import { admissionReview, postHttps } from '../../webhooks/testing.js';
 import { removeWebhookConfigurations, startHncWithWebhooks, waitForWebhooks } from '../support/manager.js';
 
 let cluster: TestCluster;
@@ -28,20 +28,17 @@ afterAll(async () => {
 const post = (path: string, body: string | Buffer) => postHttps(hnc.webhooks!.port, ca, path, body);
 
 const hcReview = (userInfo: unknown) =>
-  JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: 'u-1',
-      kind: { group: 'hnc.x-k8s.io', version: 'v1alpha2', kind: 'HierarchyConfiguration' },
-      resource: { group: 'hnc.x-k8s.io', version: 'v1alpha2', resource: 'hierarchyconfigurations' },
-      namespace: 'default',
-      name: 'hierarchy',
-      operation: 'UPDATE',
-      userInfo,
-      object: { metadata: { name: 'hierarchy', namespace: 'default' }, spec: { parent: 'kube-system' } },
-      oldObject: { metadata: { name: 'hierarchy', namespace: 'default' }, spec: {} },
-    },
+  admissionReview({
+    group: 'hnc.x-k8s.io',
+    version: 'v1alpha2',
+    kind: 'HierarchyConfiguration',
+    resource: 'hierarchyconfigurations',
+    namespace: 'default',
+    name: 'hierarchy',
+    operation: 'UPDATE',
+    userInfo,
+    object: { metadata: { name: 'hierarchy', namespace: 'default' }, spec: { parent: 'kube-system' } },
+    oldObject: { metadata: { name: 'hierarchy', namespace: 'default' }, spec: {} },
   });
 
 describe('webhook limits on the real manager', () => {

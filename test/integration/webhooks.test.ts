@@ -9,6 +9,7 @@ import { KubeClient } from '../../kube/client.js';
 import { MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
 import { createLogger } from '../../kube/log.js';
 import { InternalCertificates } from '../../webhooks/certs.js';
+import { admissionReview } from '../../webhooks/testing.js';
 import { mintUser } from '../../local-cluster/index.js';
 import { Worker } from 'node:worker_threads';
 
@@ -373,27 +374,21 @@ describe('webhooks', () => {
     // straight to the webhook server from another thread is answered: if any part of answering
     // needed the main thread, the wait would time out.
     const state = new Int32Array(new SharedArrayBuffer(8));
-    const review = {
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid: 'while-blocked',
-        kind: { group: 'hnc.x-k8s.io', version: 'v1alpha2', kind: 'SubnamespaceAnchor' },
-        resource: { group: 'hnc.x-k8s.io', version: 'v1alpha2', resource: 'subnamespaceanchors' },
-        name: 'blocked',
-        namespace: 'kube-system',
-        operation: 'CREATE',
-        userInfo: { username: 'alice', groups: ['system:authenticated'] },
-        object: {
-          apiVersion: 'hnc.x-k8s.io/v1alpha2',
-          kind: 'SubnamespaceAnchor',
-          metadata: { name: 'blocked', namespace: 'kube-system' },
-        },
-      },
-    };
+    const review = admissionReview({
+      uid: 'while-blocked',
+      group: 'hnc.x-k8s.io',
+      version: 'v1alpha2',
+      kind: 'SubnamespaceAnchor',
+      resource: 'subnamespaceanchors',
+      name: 'blocked',
+      namespace: 'kube-system',
+      operation: 'CREATE',
+      userInfo: { username: 'alice', groups: ['system:authenticated'] },
+      object: { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'SubnamespaceAnchor', metadata: { name: 'blocked', namespace: 'kube-system' } },
+    });
     const sender = new Worker(
       `const { workerData: d } = require('node:worker_threads');
-      const body = JSON.stringify(d.review);
+      const body = d.review;
       const req = require('node:https').request(
         { host: '127.0.0.1', port: d.port, path: '/validate-hnc-x-k8s-io-v1alpha2-subnamespaceanchors', method: 'POST', ca: d.ca,
           headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
