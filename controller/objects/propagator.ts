@@ -172,7 +172,13 @@ export class TypePropagator {
     if (event === 'DELETED' || isCopy(obj)) this.sources.delete(ns, name);
     else this.sources.set({ namespace: ns, name, object: obj });
     const after = this.sources.get(ns, name)?.object;
-    if ((before === undefined) !== (after === undefined)) this.deps.onSource?.(ns, name, after !== undefined);
+    if ((before === undefined) !== (after === undefined)) {
+      this.deps.onSource?.(ns, name, after !== undefined);
+      // The count of sources is in HNCConfiguration's status too: without this, objects created
+      // one after another where nothing propagates (leaf namespaces, `propagate none`) had the
+      // status written again on each of its own watch events, about twice a second.
+      this.deps.onCounts?.();
+    }
     if (!this.running) return;
     // The namespace itself: a copy changed or went, or a user's object appeared in the way (not
     // for the echo of our own write: that namespace was planned with it).

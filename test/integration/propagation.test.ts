@@ -247,6 +247,36 @@ describe('propagation', () => {
     expect((await get(`${RBAC}/namespaces/${b}/rolebindings/binding`))!.metadata.uid).not.toBe(first.metadata.uid);
   });
 
+  it('writes the source count in HNCConfiguration once a stream of new sources has settled, not on every change', async () => {
+    // Each Role in a namespace without children is a source that propagates nowhere: the count of
+    // sources in HNCConfiguration's status moves with each, and no copy is written. A status
+    // written on every move (each write's own watch event asking for the next) was about two
+    // writes a second for as long as such objects kept coming.
+    const [leaf] = await chain('srcstream', 1);
+    const sources = async () => {
+      const cfg = await cluster.admin.get<{ status?: { resources?: Array<{ resource: string; numSourceObjects?: number }> } }>(
+        hncConfigurationPath(Singleton.config),
+      );
+      return cfg.status?.resources?.find((r) => r.resource === 'roles')?.numSourceObjects;
+    };
+    // Every Role that is not a copy is counted (tests in this file run one at a time).
+    const listed = async () =>
+      (await cluster.admin.get<{ items: unknown[] }>(`${RBAC}/roles?labelSelector=!hnc.x-k8s.io%2Finherited-from`)).items.length;
+    await eventuallyEqual(sources, await listed(), 'the count of Roles in the status');
+    const before = manager.writer.writesTo('hncconfigurations');
+    // New Roles for three seconds, longer than the status's coalescing delay (1 s): a status
+    // reconcile falls inside the stream.
+    let made = 0;
+    for (const until = Date.now() + 3000; Date.now() < until; made++) {
+      await cluster.admin.create(`${RBAC}/namespaces/${leaf}/roles`, role(`r${made}`));
+    }
+    expect(made).toBeGreaterThan(10);
+    await eventuallyEqual(sources, await listed(), 'the final count in the status');
+    // The count once the stream had settled, and at most one while it ran (a pause of the stream
+    // longer than the settling time may let one through).
+    expect(manager.writer.writesTo('hncconfigurations') - before).toBeLessThanOrEqual(2);
+  });
+
   it('propagates a kind named in HNCConfiguration, reports it in status, and removes copies in Remove mode', async () => {
     const [a, b] = await chain('cfg', 2);
     await cluster.admin.create(`/api/v1/namespaces/${a}/configmaps`, { metadata: { name: 'settings' }, data: { k: 'v' } });
