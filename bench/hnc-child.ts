@@ -9,6 +9,7 @@ import { KubeClient } from '../kube/client.js';
 import { MANAGER_SERVICE_ACCOUNT } from '../kube/install.js';
 import { createLogger } from '../kube/log.js';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import type { ThreadDelay } from '../webhooks/admission-protocol.js';
 
 export interface StartRequest {
   kubeconfig: string;
@@ -59,7 +60,7 @@ export interface ChildStats {
   /** Event-loop delay (ms) since the last reset: how long work waited for the one thread. */
   eventLoop: { p50: number; p99: number; max: number };
   /** The admission thread's own event-loop delay (ms) and GC pauses since the last reset (stats only, webhooks on a thread). */
-  admissionEventLoop?: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number };
+  admissionEventLoop?: ThreadDelay;
   /** Garbage-collection pauses since the last reset; scavenges (the young generation) apart. */
   gc: { count: number; totalMs: number; maxMs: number; minorMs: number };
 }

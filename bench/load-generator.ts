@@ -2,6 +2,7 @@
 // benchmark's event loop and garbage collections (its caches, the tracker's watches) nor HNC's run
 // on its thread, so its lateness is its own, and reported: how late each review was sent after its
 // scheduled time, its event-loop delay and the CPU it used.
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { directClient, quotaStatusReview, type LatencyResult, type Load, type LoadTargets } from './webhook-load.js';
 
@@ -27,6 +28,18 @@ export type LoadGeneratorRequest = { id: number } & LoadGeneratorCall;
 export interface GeneratorStats {
   clientEventLoop: { p50: number; p99: number; max: number };
   clientCpuPercent: number;
+  /** Milliseconds its thread was ready to run but waiting for a CPU (Linux), per second of the run. */
+  clientRunQueueMsPerS?: number;
+}
+
+/** This thread's nanoseconds waiting in the run queue (Linux: /proc/thread-self/schedstat); undefined elsewhere. */
+function runQueueNs(): number | undefined {
+  try {
+    const wait = Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]);
+    return Number.isFinite(wait) ? wait : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const RESOLUTION_MS = 5;
@@ -54,10 +67,14 @@ async function handle(msg: LoadGeneratorRequest): Promise<unknown> {
   if (!client) throw new Error('the load generator was not initialised');
   loop.reset();
   const cpu0 = process.cpuUsage();
+  const wait0 = runQueueNs();
   const t0 = performance.now();
   const result: LatencyResult = msg.type === 'warm' ? await client.warm(msg.count) : await client.run(msg.load, msg.count, msg.keepSamples);
   const cpu = process.cpuUsage(cpu0);
+  const wait1 = runQueueNs();
+  const seconds = (performance.now() - t0) / 1000;
   const stats: GeneratorStats = {
+    ...(wait0 !== undefined && wait1 !== undefined ? { clientRunQueueMsPerS: (wait1 - wait0) / 1e6 / seconds } : {}),
     clientEventLoop: { p50: delay(loop.percentile(50)), p99: delay(loop.percentile(99)), max: delay(loop.max) },
     clientCpuPercent: (100 * (cpu.user + cpu.system)) / 1000 / (performance.now() - t0),
   };

@@ -1,5 +1,5 @@
 // The run's report: JSON (everything measured) and a markdown table (the figures against the targets).
-import type { ScenarioResult } from './scenario.js';
+import type { EventLoops, ScenarioResult } from './scenario.js';
 import type { HrqResult } from './hrq.js';
 
 export interface RunInfo {
@@ -31,6 +31,13 @@ export interface RunReport {
 const f = (x: number | undefined, digits = 2) => (x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(digits));
 const ms = (x: number | undefined) =>
   x === undefined || !Number.isFinite(x) ? '–' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
+/** How long the admission thread and the load generator waited for a CPU, per second, and the thread's CPU per review. */
+function scheduling(l: EventLoops, reviews: number): string {
+  const a = l.admissionEventLoop;
+  const thread = a?.runQueueMs !== undefined && a.wallMs > 0 ? ms(a.runQueueMs / (a.wallMs / 1000)) : '–';
+  const cpu = a?.cpuMs !== undefined && reviews > 0 ? f(a.cpuMs / reviews, 3) : '–';
+  return `${thread}; ${ms(l.clientRunQueueMsPerS)}. ${cpu}`;
+}
 const pass = (ok: boolean | undefined) => (ok === undefined ? '' : ok ? ' ✅' : ' ❌');
 
 export function markdown(report: RunReport): string {
@@ -185,6 +192,14 @@ export function markdown(report: RunReport): string {
         const main = `${ms(d.serverEventLoop.p99)} / ${ms(d.serverEventLoop.max)} (${ms(d.serverEventLoop.gcMaxMs)})`;
         return `${a ? `${ms(a.p99)} / ${ms(a.max)} (${ms(a.gcMaxMs)})` : 'none (webhooks on the main thread)'}; ${main}`;
       });
+      row(
+        `… at ${rate}/s, waiting for a core (run queue), ms per s: admission thread; load generator. Admission thread CPU ms per review`,
+        '',
+        (r) => {
+          const d = at(r, rate);
+          return d ? scheduling(d, d.requests) : '–';
+        },
+      );
     }
     const wh = (fn: (w: NonNullable<ScenarioResult['webhooks']>) => string) => (r: ScenarioResult) => (r.webhooks ? fn(r.webhooks) : '–');
     row(
@@ -216,6 +231,11 @@ export function markdown(report: RunReport): string {
         const a = d.all.admissionEventLoop;
         return `${ms(d.during.sendLateness.p99)} / ${ms(d.during.sendLateness.max)}; ${a ? `${ms(a.max)} (${ms(a.gcMaxMs)})` : '–'} / ${ms(d.all.serverEventLoop.max)} / ${ms(d.all.clientEventLoop.max)}`;
       }),
+    );
+    row(
+      '… during the load with the propagation, waiting for a core (run queue), ms per s: admission thread; load generator. Admission thread CPU ms per review',
+      '',
+      wh((w) => (w.duringPropagation ? scheduling(w.duringPropagation.all, w.duringPropagation.all.requests) : '–')),
     );
     row(
       'webhook saturation: reviews/s (p50 ms) at fixed concurrency',

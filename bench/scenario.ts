@@ -41,6 +41,7 @@ import {
 import { cpuDelta, log, mb, pool, processesNamed, round, sampleCpu, sleep, summarize, type Summary } from './util.js';
 import { apiserverClient, windowOf, type LatencyResult } from './webhook-load.js';
 import { hierarchyConfigurationPath, hncCollectionPath, hncConfigurationPath } from '../core/api/paths.js';
+import type { ThreadDelay } from '../webhooks/admission-protocol.js';
 
 export interface ScenarioOptions {
   size: number;
@@ -308,10 +309,12 @@ export interface EventLoops {
   serverSide?: HistogramSummary;
   serverEventLoop: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number };
   /** The admission thread's own event-loop delay and GC pauses (webhooks on their thread; sampled every 10 ms). */
-  admissionEventLoop?: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number };
+  admissionEventLoop?: ThreadDelay;
   /** The load generator's (its own process): event-loop delay and CPU used, % of a core. */
   clientEventLoop: { p50: number; p99: number; max: number };
   clientCpuPercent: number;
+  /** The load generator's thread: ms per second it waited for a CPU (Linux). */
+  clientRunQueueMsPerS?: number;
 }
 
 export interface ScenarioResult {

@@ -34,6 +34,14 @@ export interface ThreadDelay {
   max: number;
   gcMaxMs: number;
   gcTotalMs: number;
+  /** Milliseconds since the last reset. */
+  wallMs: number;
+  /**
+   * Since the last reset (Linux, from /proc/thread-self/schedstat): the thread's time on a CPU, and
+   * its time ready to run but waiting for one (a delay that no code of the thread can shorten).
+   */
+  cpuMs?: number;
+  runQueueMs?: number;
 }
 
 export type ToWorker =

@@ -85,6 +85,14 @@ describe('AdmissionThread', { timeout: 60_000 }, () => {
     for (const v of Object.values(first!)) expect(Number.isFinite(v) && v >= 0).toBe(true);
     expect(first!.p50).toBeLessThanOrEqual(first!.p99);
     expect(first!.p99).toBeLessThanOrEqual(first!.max);
+    // On Linux, its own time on a CPU and waiting for one, since the last reset, which the second ask counts from.
+    if (process.platform === 'linux') {
+      await thread.eventLoop(false);
+      const second = await thread.eventLoop(true);
+      expect(second!.cpuMs).toBeGreaterThan(0);
+      expect(second!.runQueueMs).toBeGreaterThanOrEqual(0);
+      expect(second!.cpuMs!).toBeLessThanOrEqual(second!.wallMs + 1);
+    }
     await thread.stop();
     expect(await thread.eventLoop()).toBeUndefined();
   });

@@ -4,6 +4,7 @@
 // thread's reconciles, writes or garbage collection. What only the main thread knows arrives as
 // messages (admission-protocol.ts): the propagated types and their sources' names, certificate
 // renewals, credentials, the HRQ decisions, stop. It imports nothing of the controller.
+import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { HierarchyPolicy } from '../core/hierarchy/policy.js';
@@ -78,6 +79,16 @@ const LOOP_RESOLUTION_MS = 10;
 const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
 loop.enable();
 let gc = { maxMs: 0, totalMs: 0 };
+/** This thread's nanoseconds on a CPU and waiting in the run queue (Linux); undefined elsewhere. */
+function schedstat(): [run: number, wait: number] | undefined {
+  try {
+    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map(Number);
+    return run !== undefined && wait !== undefined && Number.isFinite(run + wait) ? [run, wait] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+let since = { at: performance.now(), sched: schedstat() };
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
     gc.maxMs = Math.max(gc.maxMs, e.duration);
@@ -87,10 +98,22 @@ new PerformanceObserver((list) => {
 function delay(reset: boolean): ThreadDelay {
   // The histogram counts the sampling interval itself: subtract it to get the delay.
   const ms = (ns: number) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS);
-  const out = { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max), gcMaxMs: gc.maxMs, gcTotalMs: gc.totalMs };
+  const now = { at: performance.now(), sched: schedstat() };
+  const sched =
+    now.sched && since.sched ? { cpuMs: (now.sched[0] - since.sched[0]) / 1e6, runQueueMs: (now.sched[1] - since.sched[1]) / 1e6 } : {};
+  const out: ThreadDelay = {
+    p50: ms(loop.percentile(50)),
+    p99: ms(loop.percentile(99)),
+    max: ms(loop.max),
+    gcMaxMs: gc.maxMs,
+    gcTotalMs: gc.totalMs,
+    wallMs: now.at - since.at,
+    ...sched,
+  };
   if (reset) {
     loop.reset();
     gc = { maxMs: 0, totalMs: 0 };
+    since = now;
   }
   return out;
 }
