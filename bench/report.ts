@@ -148,11 +148,13 @@ export function markdown(report: RunReport): string {
     row("other processes' CPU s during the trials / the floors", '', (r) =>
       r.propagation ? `${f(r.propagation.cpu.others, 1)} / ${f(r.propagation.pairedFloors.cpu.others, 1)}` : '–',
     );
-    row('propagation: writes made ÷ minimum', '1.00', (r) =>
-      r.propagation
-        ? `${r.propagation.writes.apiserver.total} ÷ ${r.propagation.writes.minimum.total} = ${f(r.propagation.writes.ratio, 3)}`
-        : '–',
-    );
+    row('propagation: writes made ÷ minimum (+ HNCConfiguration status)', '1.00', (r) => {
+      if (!r.propagation) return '–';
+      const w = r.propagation.writes;
+      const config = w.apiserver.byResource.hncconfigurations ?? 0;
+      const made = w.apiserver.total - config;
+      return `${made} ÷ ${w.minimum.total} = ${f(made / w.minimum.total, 3)} (+ ${config})${pass(made === w.minimum.total)}`;
+    });
     row(
       'propagation with webhooks on p50 / p99 ms',
       '',

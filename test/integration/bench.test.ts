@@ -90,7 +90,11 @@ describe('npm run bench -- --quick', () => {
 
     // One object to every descendant and back: one create and one delete each.
     expect(r.propagation.descendants).toBeGreaterThan(50);
-    expect(r.propagation.writes.apiserver.total).toBe(r.propagation.writes.minimum.total);
+    // HNCConfiguration's status (the counts, once settled) may fall inside a trial's window when
+    // the harness takes longer than the settling time between a create and the delete.
+    const statusWrites = r.propagation.writes.apiserver.byResource.hncconfigurations ?? 0;
+    expect(statusWrites).toBeLessThanOrEqual(2 * r.propagation.pairedFloors.trials.length);
+    expect(r.propagation.writes.apiserver.total - statusWrites).toBe(r.propagation.writes.minimum.total);
     expect(r.move.writes.apiserver.total).toBe(r.move.writes.minimum.total);
     // Each trial had a floor beside it: a create and a delete per descendant, all of them the
     // loop's (HNC copied none of its objects), none left behind; HNC's only writes meanwhile are
