@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { SelectorAnnotation } from '../core/api/constants.js';
 import { shouldPropagate } from '../core/propagation/decide.js';
 import { floorBody, median, pairPhase, summarizePairs, type PairedTrial } from './paired-floor.js';
+import { sourceBody } from './scenario.js';
+import { contentMark } from './tracker.js';
+import { SOURCE_KINDS } from './topology.js';
 
 describe('floorBody', () => {
   it('is the source content, labelled for the floor watch, and propagates nowhere', () => {
@@ -28,6 +31,22 @@ describe('pairPhase', () => {
     expect(p.ratio).toBe(1.2);
     expect(p.p50Ratio).toBe(1.2);
     expect(p.p99Ratio).toBe(1.2);
+    expect([p.ratioBefore, p.ratioAfter]).toEqual([1.2, 1.2]);
+  });
+
+  it('compares with the mean of the floor before and the floor after, and shows each apart', () => {
+    const perNs = (n: number, scale: number) => Array.from({ length: n }, (_, i) => (i + 1) * scale);
+    // The machine slowed down steadily: 100 ms before, 140 ms after; HNC in between took 132 ms.
+    const p = pairPhase(
+      { allMs: 132, perNamespaceMs: perNs(100, 1.32) },
+      { allMs: 100, perNamespaceMs: perNs(100, 1) },
+      { allMs: 140, perNamespaceMs: perNs(100, 1.4) },
+    );
+    expect(p.floor).toEqual({ allMs: 120, p50Ms: 60, p99Ms: 118.8 });
+    expect(p.ratio).toBe(1.1);
+    expect(p.p99Ratio).toBe(1.1);
+    expect(p.ratioBefore).toBe(1.32);
+    expect(p.ratioAfter).toBe(0.943);
   });
 });
 
@@ -38,11 +57,13 @@ describe('summarizePairs', () => {
     ratio,
     p50Ratio: ratio,
     p99Ratio,
+    ratioBefore: ratio + 0.05,
+    ratioAfter: ratio - 0.05,
   });
   const trial = (c: number, d: number): PairedTrial => ({
     kind: 'roles',
-    order: 'floor-first',
     create: phase(c, c + 0.1),
+    update: phase(c, c),
     delete: phase(d, d),
   });
 
@@ -51,11 +72,32 @@ describe('summarizePairs', () => {
     const s = summarizePairs(trials, 'create');
     expect(s.ratio).toEqual({ median: 1.125, p99: 1.3, min: 0.9 });
     expect(s.p99Ratio.median).toBe(1.225);
+    expect(s.ratioBefore.median).toBe(1.175);
+    expect(s.ratioAfter.median).toBe(1.075);
     expect(summarizePairs(trials, 'delete').ratio).toEqual({ median: 2.5, p99: 4, min: 1 });
   });
 
   it('takes the middle value of an odd count', () => {
     expect(median([1, 2, 10])).toBe(2);
     expect(median([])).toBeNaN();
+  });
+});
+
+describe('an update trial', () => {
+  it("changes, for every kind, the field the watches read back as the content's mark", () => {
+    for (const kind of SOURCE_KINDS) {
+      const before = contentMark(kind, sourceBody(kind, 'x'));
+      const after = contentMark(kind, sourceBody(kind, 'x', true));
+      expect(before, kind).not.toBe('');
+      expect(after, kind).not.toBe(before);
+      // The floor's objects carry the same content, so their mark moves the same way.
+      expect(contentMark(kind, floorBody('f', sourceBody(kind, 'x', true)))).toBe(after);
+    }
+  });
+
+  it('keeps what an update may not change (a RoleBinding copy is updated, not recreated)', () => {
+    const a = sourceBody('rolebindings', 'x') as { roleRef: unknown };
+    const b = sourceBody('rolebindings', 'x', true) as { roleRef: unknown };
+    expect(b.roleRef).toEqual(a.roleRef);
   });
 });

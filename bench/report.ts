@@ -1,6 +1,7 @@
 // The run's report: JSON (everything measured) and a markdown table (the figures against the targets).
 import type { EventLoops, ScenarioResult } from './scenario.js';
 import type { HrqResult } from './hrq.js';
+import type { PairedPhase } from './paired-floor.js';
 
 export interface RunInfo {
   startedAt: string;
@@ -112,23 +113,35 @@ export function markdown(report: RunReport): string {
       (r) =>
         `${f(r.propagation?.p99RatioToFloor)}${r.propagation && r.propagation.descendants >= 900 ? pass(r.propagation.p99RatioToFloor <= 2) : ''}`,
     );
+    row('update of that object p50 / p99 ms', '', (r) => `${ms(r.propagation?.update?.p50)} / ${ms(r.propagation?.update?.p99)}`);
     row('deletion of that object p50 / p99 ms', '', (r) => `${ms(r.propagation?.delete.p50)} / ${ms(r.propagation?.delete.p99)}`);
-    // Each trial beside a floor of its own (bench/paired-floor.ts): the ratios of issue 18, item 1.
+    // Each trial between two floors of its own (bench/paired-floor.ts): the ratios of issue 18, item 1.
     const pf = (r: ScenarioResult) => r.propagation?.pairedFloors;
-    row('propagation ÷ its own floor: every copy, median (worst) of the trials', '≤ 1.1', (r) => {
+    row('propagation ÷ its own floors: every copy, median (worst) of the trials', '≤ 1.1', (r) => {
       const p = pf(r);
       return p ? `${f(p.create.ratio.median)} (${f(p.create.ratio.p99)})${pass(p.create.ratio.median <= 1.1)}` : '–';
     });
-    row("… per namespace p50 / p99 ÷ the floor's, median (worst p99)", 'p99 ≤ 1.3', (r) => {
+    row("… per namespace p50 / p99 ÷ the floors', median (worst p99)", 'p99 ≤ 1.3', (r) => {
       const p = pf(r);
       return p
         ? `${f(p.create.p50Ratio.median)} / ${f(p.create.p99Ratio.median)} (${f(p.create.p99Ratio.p99)})${pass(p.create.p99Ratio.median <= 1.3)}`
         : '–';
     });
-    row('deletion ÷ its own floor: every copy, median (worst); per namespace p99 median', '≤ 1.1; ≤ 1.3', (r) => {
+    for (const phase of ['update', 'delete'] as const)
+      row(
+        `${phase === 'update' ? 'update of the source' : 'deletion'} ÷ its own floors: every copy, median (worst); per namespace p99 median`,
+        '≤ 1.1; ≤ 1.3',
+        (r) => {
+          const p = pf(r)?.[phase];
+          return p
+            ? `${f(p.ratio.median)} (${f(p.ratio.p99)}); ${f(p.p99Ratio.median)}${pass(p.ratio.median <= 1.1 && p.p99Ratio.median <= 1.3)}`
+            : '–';
+        },
+      );
+    row('order: every copy ÷ the floor before / ÷ the floor after, median (create, update, delete)', '', (r) => {
       const p = pf(r);
       return p
-        ? `${f(p.delete.ratio.median)} (${f(p.delete.ratio.p99)}); ${f(p.delete.p99Ratio.median)}${pass(p.delete.ratio.median <= 1.1 && p.delete.p99Ratio.median <= 1.3)}`
+        ? (['create', 'update', 'delete'] as const).map((k) => `${f(p[k].ratioBefore.median)} / ${f(p[k].ratioAfter.median)}`).join('; ')
         : '–';
     });
     row('the floors beside the trials: writes (at the API server) / HNC writes meanwhile / objects left', '0 left', (r) => {
@@ -335,19 +348,25 @@ export function markdown(report: RunReport): string {
     lines.push('');
     const withPairs = results.filter((r) => r.propagation?.pairedFloors.trials.length);
     if (withPairs.length) {
-      lines.push('Each propagation trial beside its own floor (ms for every copy; per-namespace p50 / p99; ÷ the floor):');
+      lines.push(
+        'Each propagation trial between its two floors (ms for every copy; per-namespace p50 / p99; the floors before / after; ÷ their mean: all, p50, p99):',
+      );
       lines.push('');
       lines.push(
-        '| topology | trial | kind, order | create: HNC (floor) | ÷ floor: all, p50, p99 | delete: HNC (floor) | ÷ floor: all, p50, p99 |',
+        '| topology | trial | kind | create: HNC (floors) | ÷ floors | update: HNC (floors) | ÷ floors | delete: HNC (floors) | ÷ floors | CPU ms HNC (GC) / API server: floor before, trial, floor after |',
       );
-      lines.push('|---|---|---|---|---|---|---|');
+      lines.push('|---|---|---|---|---|---|---|---|---|---|');
       for (const r of withPairs)
         r.propagation!.pairedFloors.trials.forEach((t, i) => {
-          const cell = (p: typeof t.create) =>
-            `${ms(p.hnc.allMs)}; ${ms(p.hnc.p50Ms)} / ${ms(p.hnc.p99Ms)} (${ms(p.floor.allMs)}; ${ms(p.floor.p50Ms)} / ${ms(p.floor.p99Ms)})`;
-          const ratio = (p: typeof t.create) => `${f(p.ratio)}, ${f(p.p50Ratio)}, ${f(p.p99Ratio)}`;
+          const cell = (p: PairedPhase) =>
+            `${ms(p.hnc.allMs)}; ${ms(p.hnc.p50Ms)} / ${ms(p.hnc.p99Ms)} (${ms(p.hnc.allMs / p.ratioBefore)} / ${ms(p.hnc.allMs / p.ratioAfter)})`;
+          const ratio = (p: PairedPhase) => `${f(p.ratio)}, ${f(p.p50Ratio)}, ${f(p.p99Ratio)}`;
+          const c = t.cost;
+          const cost = c
+            ? [c.before, c.trial, c.after].map((x) => `${ms(x.hncCpuMs)} (${ms(x.hncGcMs)}) / ${ms(x.apiserverCpuMs)}`).join(', ')
+            : '–';
           lines.push(
-            `| ${r.topology} | ${i + 1} | ${t.kind}, ${t.order} | ${cell(t.create)} | ${ratio(t.create)} | ${cell(t.delete)} | ${ratio(t.delete)} |`,
+            `| ${r.topology} | ${i + 1} | ${t.kind} | ${cell(t.create)} | ${ratio(t.create)} | ${t.update ? cell(t.update) : '–'} | ${t.update ? ratio(t.update) : '–'} | ${cell(t.delete)} | ${ratio(t.delete)} | ${cost} |`,
           );
         });
       lines.push('');

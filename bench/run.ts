@@ -67,7 +67,7 @@ const USAGE = `Usage: npm run bench -- [--quick | --size N] [--topology wide,ful
   --inner-objects N       source objects in each of three inner namespaces (default 2)
   --move-size N           namespaces in the moved subtree (default 100; 20 with --quick)
   --max-chain N           the skewer is cut to this depth (default 1000)
-  --trials N              single-object propagation trials (default 20; 1 with --quick)
+  --trials N              single-object propagation trials, each between two floors (default 10; 1 with --quick)
   --move-trials N         subtree moves (default 4; 2 with --quick)
   --webhook-requests N    reviews of the closed-loop (saturation) webhook run (default 3000; 300 with --quick)
   --webhook-seconds N     seconds of each open-loop webhook load (default 6; 1 with --quick)
@@ -130,7 +130,7 @@ async function main(): Promise<void> {
     innerObjects: int('inner-objects', flags['inner-objects'], 2),
     moveSize: int('move-size', flags['move-size'], quick ? 20 : 100),
     maxChain: int('max-chain', flags['max-chain'], 1000),
-    trials: Math.max(1, int('trials', flags.trials, quick ? 1 : 20)),
+    trials: Math.max(1, int('trials', flags.trials, quick ? 1 : 10)),
     moveTrials: Math.max(2, int('move-trials', flags['move-trials'], quick ? 2 : 4)),
     webhookRequests: int('webhook-requests', flags['webhook-requests'], quick ? 300 : 3000),
     webhookSeconds: int('webhook-seconds', flags['webhook-seconds'], quick ? 1 : 6),

@@ -19,8 +19,16 @@ import {
   type WriteDelta,
   type HistogramSummary,
 } from './metrics.js';
-import { Tracker, collection, INHERITED_FROM, type Arrivals } from './tracker.js';
-import { pairPhase, runFloor, summarizePairs, type PairedSummary, type PairedTrial } from './paired-floor.js';
+import { Tracker, collection, contentMark, INHERITED_FROM, type Arrivals } from './tracker.js';
+import {
+  pairPhase,
+  runFloor,
+  summarizePairs,
+  type PairedPhase,
+  type PairedSummary,
+  type PairedTrial,
+  type RunCost,
+} from './paired-floor.js';
 import { Writer } from '../kube/writer.js';
 import {
   buildTopology,
@@ -93,23 +101,28 @@ export interface ScenarioOptions {
 const HNC_CONFIG = hncConfigurationPath();
 const HC = (ns: string) => hierarchyConfigurationPath(ns);
 
-export function sourceBody(kind: SourceKind, name: string): Record<string, unknown> {
+/**
+ * A source's body; `updated`, the same source after an update trial's change, to one field its
+ * copies carry (`contentMark` in bench/tracker.ts reads it back), of the same size of write.
+ */
+export function sourceBody(kind: SourceKind, name: string, updated = false): Record<string, unknown> {
   switch (kind) {
     case 'roles':
       return {
         metadata: { name, labels: { bench: 'source' } },
-        rules: [{ apiGroups: [''], resources: ['pods', 'configmaps'], verbs: ['get', 'list', 'watch'] }],
+        rules: [{ apiGroups: [''], resources: ['pods', 'configmaps'], verbs: updated ? ['get', 'list'] : ['get', 'list', 'watch'] }],
       };
     case 'rolebindings':
       return {
         metadata: { name, labels: { bench: 'source' } },
+        // The roleRef is immutable: an update that changed it would delete and recreate every copy.
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `${name}-readers` }],
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `${name}-${updated ? 'editors' : 'readers'}` }],
       };
     case 'networkpolicies':
       return {
         metadata: { name, labels: { bench: 'source' } },
-        spec: { podSelector: {}, policyTypes: ['Ingress'], ingress: [{ from: [{ podSelector: {} }] }] },
+        spec: { podSelector: {}, policyTypes: updated ? ['Ingress', 'Egress'] : ['Ingress'], ingress: [{ from: [{ podSelector: {} }] }] },
       };
   }
 }
@@ -360,6 +373,8 @@ export interface ScenarioResult {
   propagation?: {
     descendants: number;
     create: Summary;
+    /** Until every copy has the source's new content (the paired trials). */
+    update: Summary;
     delete: Summary;
     floorSeconds: number;
     p50RatioToFloor: number;
@@ -368,7 +383,7 @@ export interface ScenarioResult {
     cpu: Record<string, number>;
     /** gcMinorMs: the part of gcTotalMs spent in scavenges (the young generation); the rest is full collections. */
     eventLoop: { p50: number; p99: number; max: number; gcMaxMs: number; gcTotalMs: number; gcMinorMs: number };
-    /** Each trial beside a floor of its own, measured right before or after it (bench/paired-floor.ts). */
+    /** Each trial between two floors of its own, measured right before and right after it (bench/paired-floor.ts). */
     pairedFloors: PairedFloors;
     /** With HNC's webhooks registered: latencies, and the webhook calls the API server made meanwhile (HNC's own copy writes included). */
     withWebhooks?: { create: Summary; delete: Summary; webhookCalls: Record<string, number>; copyWrites: number };
@@ -420,12 +435,13 @@ export interface ScenarioResult {
 export interface PairedFloors {
   trials: PairedTrial[];
   create: PairedSummary;
+  update: PairedSummary;
   delete: PairedSummary;
   /** The floor loop's writes in flight (HNC's --max-object-reconciles). */
   concurrency: number;
   /**
-   * Writes the floor loops made (a create and a delete per descendant per trial), and those the
-   * API server counted of their kinds in the floors' windows (equal unless HNC copied one).
+   * Writes the floor loops made (a create, an update and a delete per descendant, two floors per
+   * trial), and those the API server counted of their kinds in the floors' windows (equal unless HNC copied one).
    */
   floorWrites: number;
   floorWritesAtApiserver: number;
@@ -788,65 +804,101 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
       return result(warmMemory);
     }
 
-    // 5. One new object at the root, then its deletion, to every descendant; repeated.
+    // 5. One new object at the root, then (in the paired trials) an update of it, then its
+    // deletion, to every descendant; repeated.
     const D = descendants(parent, topology.root).length;
-    const trial = async (i: number) => {
+    const targets = descendants(parent, topology.root);
+    /** Resolves when `a` is done, or fails after 600 s naming what did not arrive. */
+    const arrived = (a: Arrivals, what: string): Promise<number> => {
+      let timer: NodeJS.Timeout | undefined;
+      return Promise.race([
+        a.done,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`${what}: ${a.missing} copies not seen within 600 s`)), 600_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+    };
+    const trial = async (i: number, update = false) => {
       const kind = SOURCE_KINDS[i % 3]!;
       const src: Source = { kind, namespace: topology.root, name: `bench-prop-${i}` };
+      const path = `${collection(kind, topology.root)}/${src.name}`;
       const grown = expectedState(parent, [...sources, src]);
       tracker!.expect(grown);
       const ta = performance.now();
       await admin.create(collection(kind, topology.root), sourceBody(kind, src.name));
       const tb = await tracker!.whenConverged(600_000);
+      let updated: { ms: number; at: number; arrivals: Arrivals } | undefined;
+      let minimum = minimumWrites(expected, grown);
+      if (update) {
+        // Every copy rewritten with the source's new content: one update each.
+        await hnc.idle();
+        const body = sourceBody(kind, src.name, true);
+        const keys = targets.map((ns) => `${kind}/${ns}/${src.name}`);
+        const arrivals = tracker!.arrivals(keys, true, false, contentMark(kind, body));
+        try {
+          const { metadata } = await admin.get<{ metadata: Record<string, unknown> }>(path);
+          const at = performance.now();
+          await admin.replace(path, { ...body, metadata: { ...metadata, ...(body.metadata as object) } });
+          updated = { ms: (await arrived(arrivals, `the update of ${path}`)) - at, at, arrivals };
+        } finally {
+          arrivals.release();
+        }
+        minimum = addMinimum(minimum, { ...ZERO, copies: { ...ZERO.copies, [kind]: keys.length }, total: keys.length });
+        await hnc.idle();
+      }
       tracker!.expect(expected);
       const tc = performance.now();
-      await admin.delete(`${collection(kind, topology.root)}/${src.name}`);
+      await admin.delete(path);
       const td = await tracker!.whenConverged(600_000);
       await hnc.idle();
       return {
         create: tb - ta,
+        update: updated,
         delete: td - tc,
         createdAt: ta,
         deletedAt: tc,
-        minimum: addMinimum(minimumWrites(expected, grown), minimumWrites(grown, expected)),
+        minimum: addMinimum(minimum, minimumWrites(grown, expected)),
       };
     };
-    // Each trial beside a floor of its own (bench/paired-floor.ts), in alternating order. Writes
-    // and CPU are counted over the trials' windows only, between quiet points: the floor's writes,
-    // and HNC's count of sources in HNCConfiguration's status (the floor's objects are sources
-    // that propagate nowhere), stay out of the trials' figures and are reported apart.
-    const targets = descendants(parent, topology.root);
+    // Each trial between two floors of its own (bench/paired-floor.ts): one right before it, one
+    // right after. Writes and CPU are counted over the trials' windows only, between quiet points:
+    // the floor's writes, and HNC's count of sources in HNCConfiguration's status (the floor's
+    // objects are sources that propagate nowhere), stay out of the trials' figures and are reported apart.
     const floorWriter = new Writer(plane.asManager, { qps: opts.hncQps });
     const windows = { trial: newWindow(), floor: newWindow() };
     const pairs: PairedTrial[] = [];
     const creates: number[] = [];
+    const updates: number[] = [];
     const deletes: number[] = [];
     let propMinimum = ZERO;
     let quiet = await waitQuiet(admin, opts.quietMs);
-    const measured = async <T>(w: Window, fn: () => Promise<T>): Promise<T> => {
+    const measured = async <T>(w: Window, fn: () => Promise<T>): Promise<{ out: T; cost: RunCost }> => {
       const c0 = sampleCpu(pids());
       const hw0 = (await hnc.stats(true)).writesTotal;
       const out = await fn();
       const c1 = sampleCpu(pids());
       const st = await hnc.stats();
       const q = await waitQuiet(admin, opts.quietMs);
-      addWindow(w, { writes: writeDelta(quiet, q), manager: st.writesTotal - hw0, cpu: cpuDelta(c0, c1), stats: st });
+      const cpu = cpuDelta(c0, c1);
+      addWindow(w, { writes: writeDelta(quiet, q), manager: st.writesTotal - hw0, cpu, stats: st });
       quiet = q;
-      return out;
+      const ms = (k: string) => round(1000 * (cpu[k] ?? NaN), 1);
+      return { out, cost: { hncCpuMs: ms('hnc'), hncGcMs: round(st.gc.totalMs, 1), apiserverCpuMs: ms('kube-apiserver') } };
     };
     for (let i = 0; i < opts.trials; i++) {
       const kind = SOURCE_KINDS[i % 3]!;
-      const floorFirst = i % 2 === 0;
-      const floorOnce = () =>
+      const floorOnce = (which: 'before' | 'after') =>
         measured(windows.floor, async () => {
+          const name = `bench-floor-${i}-${which}`;
           const f = await runFloor({
             writes: floorWriter,
             tracker: tracker!,
             kind,
-            name: `bench-floor-${i}`,
+            name,
             namespaces: targets,
             concurrency: opts.hncObjectWorkers,
-            like: sourceBody(kind, `bench-floor-${i}`),
+            like: sourceBody(kind, name),
+            updated: { like: sourceBody(kind, name, true), mark: contentMark(kind, sourceBody(kind, name, true)) },
             timeoutMs: 600_000,
           });
           await hnc.idle();
@@ -859,11 +911,12 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
           const came = tracker!.arrivals(keys, true);
           const went = tracker!.arrivals(keys, false);
           try {
-            const r = await trial(i);
+            const r = await trial(i, true);
             const perNs = (a: Arrivals, from: number) => keys.map((k) => a.at.get(k)! - from);
             return {
               ...r,
               createTiming: { allMs: r.create, perNamespaceMs: perNs(came, r.createdAt) },
+              updateTiming: { allMs: r.update!.ms, perNamespaceMs: perNs(r.update!.arrivals, r.update!.at) },
               deleteTiming: { allMs: r.delete, perNamespaceMs: perNs(went, r.deletedAt) },
             };
           } finally {
@@ -871,30 +924,35 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
             went.release();
           }
         });
-      const f = floorFirst ? await floorOnce() : undefined;
-      const r = await trialOnce();
-      const fl = f ?? (await floorOnce());
+      const before = await floorOnce('before');
+      const { out: r, cost } = await trialOnce();
+      const after = await floorOnce('after');
       creates.push(r.create);
+      updates.push(r.update!.ms);
       deletes.push(r.delete);
       propMinimum = addMinimum(propMinimum, r.minimum);
       const pair: PairedTrial = {
         kind,
-        order: floorFirst ? 'floor-first' : 'trial-first',
-        create: pairPhase(r.createTiming, fl.create),
-        delete: pairPhase(r.deleteTiming, fl.delete),
+        create: pairPhase(r.createTiming, before.out.create, after.out.create),
+        update: pairPhase(r.updateTiming, before.out.update, after.out.update),
+        delete: pairPhase(r.deleteTiming, before.out.delete, after.out.delete),
+        cost: { before: before.cost, trial: cost, after: after.cost },
       };
       pairs.push(pair);
+      const line = (p: PairedPhase) =>
+        `${p.hnc.allMs.toFixed(0)} ms ÷ floor ${p.floor.allMs.toFixed(0)} ms = ${p.ratio.toFixed(2)} (before ${p.ratioBefore.toFixed(2)}, after ${p.ratioAfter.toFixed(2)}; per namespace p99 ${p.p99Ratio.toFixed(2)})`;
       log(
-        `${name}: trial ${i + 1}/${opts.trials} (${kind}, ${pair.order}): create ${pair.create.hnc.allMs.toFixed(0)} ms ÷ floor ${pair.create.floor.allMs.toFixed(0)} ms = ${pair.create.ratio.toFixed(2)} (per namespace p99 ${pair.create.p99Ratio.toFixed(2)}); delete ${pair.delete.ratio.toFixed(2)} (p99 ${pair.delete.p99Ratio.toFixed(2)})`,
+        `${name}: trial ${i + 1}/${opts.trials} (${kind}): create ${line(pair.create)}; update ${line(pair.update)}; delete ${line(pair.delete)}`,
       );
     }
     const propLoop = windows.trial.loop;
-    const propWrites = writesReport(windows.trial.writes, windows.trial.manager, propMinimum, 2 * opts.trials);
-    const floorWrites = targets.length * 2 * opts.trials;
+    const propWrites = writesReport(windows.trial.writes, windows.trial.manager, propMinimum, 3 * opts.trials);
+    const floorWrites = targets.length * 3 * 2 * opts.trials;
     const floorKinds = windows.floor.writes.byResource;
     const paired: PairedFloors = {
       trials: pairs,
       create: summarizePairs(pairs, 'create'),
+      update: summarizePairs(pairs, 'update'),
       delete: summarizePairs(pairs, 'delete'),
       concurrency: opts.hncObjectWorkers,
       floorWrites,
@@ -911,7 +969,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     const create = summarize(creates);
     const propFloor = D / floor.writesPerSecond;
     log(
-      `${name}: one object to ${D} descendants: p50 ${create.p50.toFixed(0)} ms, p99 ${create.p99.toFixed(0)} ms (floor ${(propFloor * 1000).toFixed(0)} ms); beside a floor each: median ${paired.create.ratio.median.toFixed(2)} × (per-namespace p99 ${paired.create.p99Ratio.median.toFixed(2)} ×), delete ${paired.delete.ratio.median.toFixed(2)} ×`,
+      `${name}: one object to ${D} descendants: p50 ${create.p50.toFixed(0)} ms, p99 ${create.p99.toFixed(0)} ms (floor ${(propFloor * 1000).toFixed(0)} ms); between two floors each: median ${paired.create.ratio.median.toFixed(2)} × (per-namespace p99 ${paired.create.p99Ratio.median.toFixed(2)} ×), update ${paired.update.ratio.median.toFixed(2)} × (p99 ${paired.update.p99Ratio.median.toFixed(2)} ×), delete ${paired.delete.ratio.median.toFixed(2)} ×`,
     );
 
     // 6. Move a subtree between its two parents, back and forth.
@@ -1117,6 +1175,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
       propagation: {
         descendants: D,
         create,
+        update: summarize(updates),
         delete: summarize(deletes),
         floorSeconds: round(propFloor, 4),
         p50RatioToFloor: round(create.p50 / 1000 / propFloor, 2),

@@ -27,12 +27,33 @@ export function collection(kind: SourceKind, ns?: string): string {
 interface Slim extends KubeObject {
   metadata: { name: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string>; uid?: string };
   status?: { children?: string[]; conditions?: unknown[] };
+  /** Of a copy or a floor object: the field an update trial changes (`contentMark`). */
+  mark?: string;
+}
+
+/**
+ * The one field of a source's content an update trial changes, as the watches read it back: a
+ * Role's verbs, a RoleBinding's subjects, a NetworkPolicy's policy types (none of them defaulted
+ * by the API server). An update has reached a copy when the copy's mark is the new source's.
+ */
+export function contentMark(kind: SourceKind, obj: unknown): string {
+  const o = obj as { rules?: Array<{ verbs?: string[] }>; subjects?: Array<{ name?: string }>; spec?: { policyTypes?: string[] } };
+  switch (kind) {
+    case 'roles':
+      return (o.rules ?? []).map((r) => (r.verbs ?? []).join(',')).join(';');
+    case 'rolebindings':
+      return (o.subjects ?? []).map((x) => x.name ?? '').join(',');
+    case 'networkpolicies':
+      return (o.spec?.policyTypes ?? []).join(',');
+  }
 }
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** Keeps only what the comparisons need, so that 50,000 copies cost little memory here. */
-function slim(keepLabel: (k: string) => boolean, keepStatus: boolean) {
+function slim(keepLabel: (k: string) => boolean, keepStatus: boolean, markOf?: (o: Slim) => string) {
+  // Marks are few distinct strings across many objects: keep one of each.
+  const marks = new Map<string, string>();
   return (o: Slim): Slim => {
     const labels: Record<string, string> = {};
     for (const [k, v] of Object.entries(o.metadata.labels ?? {})) if (keepLabel(k)) labels[k] = v;
@@ -40,6 +61,11 @@ function slim(keepLabel: (k: string) => boolean, keepStatus: boolean) {
       metadata: { name: o.metadata.name, namespace: o.metadata.namespace, resourceVersion: o.metadata.resourceVersion, labels },
     };
     if (keepStatus) out.status = { children: o.status?.children, conditions: o.status?.conditions };
+    if (markOf) {
+      const m = markOf(o);
+      if (!marks.has(m)) marks.set(m, m);
+      out.mark = marks.get(m);
+    }
     return out;
   };
 }
@@ -51,8 +77,9 @@ export interface Progress {
 }
 
 /**
- * When each of a set of objects ("kind/namespace/name") reached a wanted state (present or gone)
- * as the watches saw it: a propagation's copies, one by one, or a floor's objects.
+ * When each of a set of objects ("kind/namespace/name") reached a wanted state (present, with a
+ * given content mark if one is wanted, or gone) as the watches saw it: a propagation's copies, one
+ * by one, or a floor's objects.
  */
 export class Arrivals {
   /** performance.now() of each object's arrival. */
@@ -65,6 +92,8 @@ export class Arrivals {
   constructor(
     keys: Iterable<string>,
     readonly present: boolean,
+    /** For an update: only an object with this content mark counts as arrived. */
+    readonly mark?: string,
   ) {
     this.pending = new Set(keys);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
@@ -75,8 +104,8 @@ export class Arrivals {
     return this.pending.size;
   }
 
-  see(key: string, present: boolean, t: number): void {
-    if (present !== this.present || !this.pending.delete(key)) return;
+  see(key: string, present: boolean, t: number, mark?: string): void {
+    if (present !== this.present || (present && this.mark !== undefined && mark !== this.mark) || !this.pending.delete(key)) return;
     this.at.set(key, t);
     if (!this.pending.size) this.resolveDone(t);
   }
@@ -118,7 +147,11 @@ export class Tracker {
       reflector(
         kind,
         collection(kind),
-        slim((k) => k === INHERITED_FROM, false),
+        slim(
+          (k) => k === INHERITED_FROM,
+          false,
+          (o) => contentMark(kind, o),
+        ),
         INHERITED_FROM,
       ),
     );
@@ -126,7 +159,11 @@ export class Tracker {
       reflector(
         `floor-${kind}`,
         collection(kind),
-        slim(() => false, false),
+        slim(
+          () => false,
+          false,
+          (o) => contentMark(kind, o),
+        ),
         FLOOR_SELECTOR,
       ),
     );
@@ -134,7 +171,7 @@ export class Tracker {
       r.addHandler((type, obj) => {
         const t = performance.now();
         const key = `${SOURCE_KINDS[i]}/${obj.metadata.namespace}/${obj.metadata.name}`;
-        for (const a of this.floorArrivals) a.see(key, type !== 'DELETED', t);
+        for (const a of this.floorArrivals) a.see(key, type !== 'DELETED', t, obj.mark);
       }),
     );
     this.namespaces.addHandler((type, obj) => this.onNamespace(obj.metadata.name, type === 'DELETED' ? undefined : obj));
@@ -144,6 +181,7 @@ export class Tracker {
         this.onCopy(
           `${SOURCE_KINDS[i]}/${obj.metadata.namespace}/${obj.metadata.name}`,
           type === 'DELETED' ? undefined : obj.metadata.labels?.[INHERITED_FROM],
+          obj.mark,
         ),
       ),
     );
@@ -160,12 +198,13 @@ export class Tracker {
   }
 
   /**
-   * Records, from now on, when each of these copies ("kind/namespace/name") appears (present) or
-   * goes; `floor` for the floor's objects instead. Call `release` when done with it.
+   * Records, from now on, when each of these copies ("kind/namespace/name") appears (present; with
+   * `mark`, with that content) or goes; `floor` for the floor's objects instead. Call `release`
+   * when done with it.
    */
-  arrivals(keys: Iterable<string>, present: boolean, floor = false): Arrivals & { release: () => void } {
+  arrivals(keys: Iterable<string>, present: boolean, floor = false, mark?: string): Arrivals & { release: () => void } {
     const set = floor ? this.floorArrivals : this.copyArrivals;
-    const a = new Arrivals(keys, present);
+    const a = new Arrivals(keys, present, mark);
     set.add(a);
     return Object.assign(a, { release: () => set.delete(a) });
   }
@@ -286,10 +325,10 @@ export class Tracker {
     return this.expected.labels.has(key.slice(a + 1, key.indexOf('/', a + 1)));
   }
 
-  private onCopy(key: string, from: string | undefined): void {
+  private onCopy(key: string, from: string | undefined, mark: string | undefined): void {
     if (this.copyArrivals.size) {
       const t = performance.now();
-      for (const a of this.copyArrivals) a.see(key, from !== undefined, t);
+      for (const a of this.copyArrivals) a.see(key, from !== undefined, t, mark);
     }
     const before = this.seen.get(key);
     if (from === undefined) this.seen.delete(key);

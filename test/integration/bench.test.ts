@@ -14,7 +14,7 @@ const out = mkdtempSync(join(tmpdir(), 'hnc-bench-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 interface Writes {
-  apiserver: { total: number; byResource: Record<string, number> };
+  apiserver: { total: number; byResource: Record<string, number>; byRequest: Record<string, number> };
   manager: number;
   minimum: { namespaces: number; hierarchyconfigurations: number; copies: Record<string, number>; total: number };
 }
@@ -45,7 +45,7 @@ interface Result {
     descendants: number;
     writes: Writes;
     pairedFloors: {
-      trials: unknown[];
+      trials: Array<{ kind: string; update: { hnc: { allMs: number } } }>;
       floorWrites: number;
       floorWritesAtApiserver: number;
       hncWritesDuringFloors: { byResource: Record<string, number> };
@@ -88,21 +88,31 @@ describe('npm run bench -- --quick', () => {
     expect(r.warmRestart.managerWrites).toBe(0);
     expect(r.warmRestart.objectsChanged).toEqual({ changed: 0, created: 0, deleted: 0 });
 
-    // One object to every descendant and back: one create and one delete each.
-    expect(r.propagation.descendants).toBeGreaterThan(50);
-    // HNCConfiguration's status (the counts, once settled) may fall inside a trial's window when
-    // the harness takes longer than the settling time between a create and the delete.
-    const statusWrites = r.propagation.writes.apiserver.byResource.hncconfigurations ?? 0;
+    // One object to every descendant, updated, and back: one create, one update (a PUT) and one
+    // delete of each copy. Beside them HNC writes only HNCConfiguration's status (its counts, once
+    // settled), which falls inside a trial's window when the harness takes longer than the
+    // settling time between two phases.
+    const D = r.propagation.descendants;
+    expect(D).toBeGreaterThan(50);
+    const prop = r.propagation.writes;
+    const statusWrites = prop.apiserver.byResource.hncconfigurations ?? 0;
     expect(statusWrites).toBeLessThanOrEqual(2 * r.propagation.pairedFloors.trials.length);
-    expect(r.propagation.writes.apiserver.total - statusWrites).toBe(r.propagation.writes.minimum.total);
+    expect(prop.minimum.total).toBe(3 * D);
+    expect(prop.apiserver.total - statusWrites).toBe(prop.minimum.total);
+    const [t] = r.propagation.pairedFloors.trials;
+    // By resource, the benchmark's own three writes of the source are counted too.
+    expect(prop.apiserver.byRequest[`${t!.kind} PUT 200`]).toBe(D + 1);
+    expect(prop.apiserver.byResource[t!.kind]).toBe(3 * D + 3);
+    expect(Object.keys(prop.apiserver.byResource).filter((k) => k !== 'hncconfigurations')).toEqual([t!.kind]);
+    expect(t!.update.hnc.allMs).toBeGreaterThan(0);
     expect(r.move.writes.apiserver.total).toBe(r.move.writes.minimum.total);
-    // Each trial had a floor beside it: a create and a delete per descendant, all of them the
-    // loop's (HNC copied none of its objects), none left behind; HNC's only writes meanwhile are
-    // its count of sources in HNCConfiguration's status, once it settles (at 20,000 namespaces the
-    // status was once written 730 times during the floors).
+    // Each trial had two floors beside it: a create, an update and a delete per descendant each,
+    // all of them the loop's (HNC copied none of its objects), none left behind; HNC's only writes
+    // meanwhile are its count of sources in HNCConfiguration's status, once it settles (at 20,000
+    // namespaces the status was once written 730 times during the floors).
     const pf = r.propagation.pairedFloors;
     expect(pf.trials.length).toBe(1);
-    expect(pf.floorWrites).toBe(2 * r.propagation.descendants);
+    expect(pf.floorWrites).toBe(2 * 3 * D);
     expect(pf.floorWritesAtApiserver).toBe(pf.floorWrites);
     expect(pf.floorObjectsLeft).toBe(0);
     expect(Object.keys(pf.hncWritesDuringFloors.byResource).filter((k) => k !== 'hncconfigurations')).toEqual([]);
