@@ -58,7 +58,7 @@ export function loadConnection(flags: GlobalFlags, env: Record<string, string | 
 
 /** client-node, for exec plugins and auth-providers only; impersonation flags are added as headers. */
 async function clientNodeClient(loaded: Extract<LoadedKubeconfig, { kind: 'client-node' }>, flags: GlobalFlags): Promise<KubeClient> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
+  const { KubeConfig } = await import('./client-node.js');
   const extra = impersonationHeaders(flags);
   type HttpsOptions = Parameters<ClientNodeKubeConfig['applyToHTTPSOptions']>[0];
   class WithHeaders extends KubeConfig {

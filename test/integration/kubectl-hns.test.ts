@@ -410,6 +410,59 @@ describe('kubectl hns flags as kubectl users type them', () => {
     const withGroup = await hns(cluster.kubeconfigPath, 'tree', ns, '--as', 'mallory', '--as-group', 'system:masters');
     expect(withGroup).toMatchObject({ code: 0, stdout: `${ns}\n` });
   });
+  it('authenticates through an exec credential plugin (client-node, compiled only for such users)', async () => {
+    const admin = credentialsOf(cluster.kubeconfigPath);
+    const ns = await cluster.namespace('exec');
+    await cluster.admin.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'exec-bot' } });
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+      metadata: { name: 'exec-bot-admin' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+      subjects: [{ kind: 'ServiceAccount', name: 'exec-bot', namespace: ns }],
+    });
+    const { status } = await cluster.admin.create<{ status: { token: string } }>(
+      `/api/v1/namespaces/${ns}/serviceaccounts/exec-bot/token`,
+      {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 600 },
+      },
+    );
+    // The exec plugin prints the service account's token; the kubeconfig holds no other credential.
+    const credential = JSON.stringify({
+      apiVersion: 'client.authentication.k8s.io/v1',
+      kind: 'ExecCredential',
+      status: { token: status.token },
+    });
+    const kubeconfig = join(mkdtempSync(join(tmpdir(), 'hns-exec-')), 'config');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: admin.server, 'certificate-authority': admin.ca } }],
+        users: [
+          {
+            name: 'exec-user',
+            user: {
+              exec: {
+                apiVersion: 'client.authentication.k8s.io/v1',
+                command: process.execPath,
+                args: ['-e', `process.stdout.write(${JSON.stringify(credential)})`],
+                interactiveMode: 'Never',
+              },
+            },
+          },
+        ],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'exec-user' } }],
+        'current-context': 'c',
+      }),
+    );
+    expect(await hns(kubeconfig, 'tree', ns)).toEqual({ code: 0, stdout: `${ns}\n`, stderr: '' });
+    // The server saw the service account: it may not read another namespace.
+    const elsewhere = await hns(kubeconfig, 'tree', team);
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toContain(`system:serviceaccount:${ns}:exec-bot`);
+  });
 });
 
 describe('kubectl hns get', () => {
