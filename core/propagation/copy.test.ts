@@ -163,10 +163,18 @@ describe('the canonical copy of a source (docs/behaviour.md §5.6)', () => {
     const changed = deepFreeze(served({ labels: { team: 'b' } }));
     expect(desiredCopy(changed, 'root', 'a').metadata?.labels?.team).toBe('b');
     expect(equalCopy(desiredCopy(src, 'root', 'a'), desiredCopy(changed, 'root', 'a'))).toBe(false);
-    // updatedCopy gives a changeable object.
-    const upd = updatedCopy({ ...a, metadata: { ...a.metadata, resourceVersion: '7' } }, b) as { subjects: { name: string }[] };
-    upd.subjects[0]!.name = 'x';
-    expect((b.subjects as { name: string }[])[0]!.name).toBe('team-a');
+    // updatedCopy's object and metadata are its own; the content below stays shared and frozen.
+    const upd = updatedCopy({ ...a, metadata: { ...a.metadata, resourceVersion: '7' } }, b) as {
+      subjects: { name: string }[];
+      metadata: Record<string, unknown>;
+    };
+    expect(Object.isFrozen(upd) || Object.isFrozen(upd.metadata)).toBe(false);
+    expect(upd.subjects).toBe(b.subjects);
+    expect(() => {
+      upd.subjects[0]!.name = 'x';
+    }).toThrow(TypeError);
+    upd.metadata.resourceVersion = '8';
+    expect((b as { metadata: Record<string, unknown> }).metadata.resourceVersion).toBeUndefined();
   });
 
   it('recognises keys and copies', () => {

@@ -199,7 +199,7 @@ function copyTemplate(source: PropagatableObject, policy: CopyPolicy): CopyTempl
 /**
  * The copy of `source` that belongs in namespace `namespace`: what the controller creates, and what
  * an existing copy is compared with. Frozen, and it shares its content with other copies of the
- * same source: clone it to change it (updatedCopy does).
+ * same source: clone it to change it.
  */
 export function desiredCopy(
   source: PropagatableObject,
@@ -391,13 +391,15 @@ const emptyFor = (field: string): unknown => (field === 'immutable' ? false : {}
 /**
  * The object to send to replace `existing` by `desired` (an update): the desired copy, with the
  * existing resourceVersion (optimistic concurrency) and the metadata and status other parties may
- * hold on a copy (finalizers, ownerReferences, status), which are not HNC's to drop.
+ * hold on a copy (finalizers, ownerReferences, status), which are not HNC's to drop. The object
+ * and its metadata are its own; below them it shares the desired copy's frozen content (it is only
+ * ever serialized: a deep clone per copy was the largest cost of planning an update).
  */
 export function updatedCopy(existing: PropagatableObject, desired: PropagatableObject): PropagatableObject {
   const old = existing.metadata ?? {};
-  const out = structuredClone(desired) as Json & PropagatableObject;
+  const out = { ...(desired as Json) } as Json & PropagatableObject;
   out.metadata = {
-    ...out.metadata,
+    ...desired.metadata,
     ...(old.resourceVersion !== undefined && { resourceVersion: old.resourceVersion }),
     ...(old.finalizers?.length && { finalizers: [...old.finalizers] }),
     ...(old.ownerReferences?.length && { ownerReferences: structuredClone(old.ownerReferences) }),
