@@ -38,5 +38,9 @@ EXPOSE 9443 8080 8081
 # --max-semi-space-size=2 (MB, V8's default 16): a small young generation, which V8 otherwise keeps
 # reserved: at 1,000 namespaces RSS 104 MB instead of 130-133, for more scavenges (HNC's CPU per
 # copy written about 20 % higher in a propagation) (docs/benchmarks.md, "Memory of a small cluster").
-# The benchmark runs HNC with exactly these flags (bench/node-flags.ts).
+# MALLOC_ARENA_MAX=2: glibc's allocator otherwise gives each thread that allocates (the admission
+# thread, V8's compiler and GC helpers) an arena of its own, each keeping memory it freed
+# (docs/benchmarks.md, "Memory of a small cluster").
+# The benchmark runs HNC with exactly these flags and this ENV (bench/node-flags.ts).
+ENV MALLOC_ARENA_MAX=2
 ENTRYPOINT ["node", "--enable-source-maps", "--heap-growing-percent=50", "--max-semi-space-size=2", "cmd/manager.js"]

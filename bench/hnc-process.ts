@@ -6,7 +6,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildCall, ChildStats, StartRequest } from './hnc-child.js';
-import { benchNodeFlags } from './node-flags.js';
+import { benchNodeEnv, benchNodeFlags } from './node-flags.js';
 import type { GeneratorStats, LoadGeneratorCall, LoadGeneratorData } from './load-generator.js';
 import type { Load, LatencyResult } from './webhook-load.js';
 
@@ -51,8 +51,9 @@ export function bundle(name: string): Promise<{ file: string; execArgv: string[]
   return b;
 }
 
-/** The HNC process runs with the image's node flags (bench/node-flags.ts). */
+/** The HNC process runs with the image's node flags and allocator settings (bench/node-flags.ts). */
 const HNC_NODE_FLAGS = benchNodeFlags();
+const HNC_NODE_ENV = benchNodeEnv();
 
 export const buildChild = () => Promise.all([bundle('hnc-child'), bundle('load-generator')]);
 
@@ -172,7 +173,7 @@ export class HncProcess {
     // Through setpriv's parent-death signal (as the control plane's processes): a child busy on its
     // one thread would not notice the benchmark's end, and must not outlive it.
     const [cmd, args] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...argv]] : [process.execPath, argv];
-    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...HNC_NODE_ENV } });
     live.add(child);
     child.once('exit', () => live.delete(child));
     const p = new HncProcess(child);

@@ -3,7 +3,7 @@
 // Benchmarks HNC on the real local control plane (a fresh, throwaway one per topology) and writes
 // bench/results/<date>-<size>.json and .md. See docs/benchmarks.md for what each figure means.
 // Benchmarks are not tests: nothing here fails on a time.
-import { benchNodeFlags } from './node-flags.js';
+import { benchNodeEnv, benchNodeFlags } from './node-flags.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -139,6 +139,7 @@ async function main(): Promise<void> {
     webhooksFor: (t) => !flags['no-webhooks'] && (!quick || t === topologies[topologies.length - 1]),
     coldTimeoutMs: 1000 * int('cold-timeout', flags['cold-timeout'], 600),
     coldSteadyMs: quick ? 0 : 1000 * int('steady-seconds', flags['steady-seconds'], 10),
+    webhookSteadyMs: quick ? 0 : 30_000,
     quietMs: quick ? 1200 : 2000,
     webhookConcurrency: int('webhook-concurrency', flags['webhook-concurrency'], 16),
     webhookRates: (flags['webhook-rates'] ?? (quick ? '500' : '100,500'))
@@ -156,6 +157,7 @@ async function main(): Promise<void> {
     hncObjectWorkers: int('hnc-object-workers', flags['hnc-object-workers'], 32),
     coldOnly: flags['cold-only'],
     hncNodeFlags: benchNodeFlags(),
+    hncNodeEnv: Object.entries(benchNodeEnv()).map(([k, v]) => `${k}=${v}`),
     profileDir,
   };
   const shared = flags['shared-plane'] ?? quick;

@@ -73,6 +73,8 @@ export interface ScenarioOptions {
   coldTimeoutMs: number;
   /** Idle window right after the cold start (0: skip; the window after the warm restart is steadyMs). */
   coldSteadyMs: number;
+  /** Idle window before the steady RSS with webhooks on (long enough for V8's memory reducer). */
+  webhookSteadyMs: number;
   /** No write at the API server for this long = quiet (must exceed HNC's 1 s status coalescing). */
   quietMs: number;
   /** Offered rates (reviews/s) of the open-loop webhook loads. */
@@ -93,6 +95,8 @@ export interface ScenarioOptions {
   coldOnly?: boolean;
   /** Extra node flags of the HNC process (HNC_BENCH_NODE_FLAGS). */
   hncNodeFlags: string[];
+  /** The HNC process's allocator settings, NAME=value (the image's ENV, or HNC_BENCH_NODE_ENV). */
+  hncNodeEnv: string[];
   profileDir?: string;
   /** Copy the control plane's and HNC's logs here before the plane is removed. */
   logDir?: string;
@@ -296,6 +300,9 @@ export interface Memory {
   peakRssMB: number;
   /** RSS of the same process before HNC started (node and the loaded code). */
   baselineRssMB: number;
+  /** With webhooks on a thread: that thread's own V8 heap, used and reserved. */
+  admissionHeapUsedMB?: number;
+  admissionHeapTotalMB?: number;
 }
 
 const memory = (s: ChildStats, baseline: ChildStats | undefined): Memory => ({
@@ -303,6 +310,9 @@ const memory = (s: ChildStats, baseline: ChildStats | undefined): Memory => ({
   heapUsedMB: mb(s.heapUsed),
   peakRssMB: mb(s.maxRss),
   baselineRssMB: mb(baseline?.rss ?? 0),
+  ...(s.admissionEventLoop?.heapTotal !== undefined
+    ? { admissionHeapUsedMB: mb(s.admissionEventLoop.heapUsed ?? 0), admissionHeapTotalMB: mb(s.admissionEventLoop.heapTotal) }
+    : {}),
 });
 const cpuSeconds = (s: ChildStats) => (s.cpuUser + s.cpuSystem) / 1e6;
 
@@ -422,7 +432,8 @@ export interface ScenarioResult {
      * idle after the start, and after the loads. The steady-state figures elsewhere are measured
      * without webhooks.
      */
-    memory: { idle: Memory; afterLoads: Memory };
+    /** Right after the start, after webhookSteadyMs more of idling (steady), after the loads. */
+    memory: { idle: Memory; steady?: Memory; afterLoads: Memory };
     /** Dry-run requests through the API server, open loop. */
     apiserver: LatencyResult;
     apiserverHistogram: Record<string, HistogramSummary>;
@@ -1041,6 +1052,14 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
       for (const ns of [...leaves, topology.root, targets.copy.namespace]) labels[ns] = tracker.labelsOf(ns);
       const direct = await LoadGenerator.start({ port: plane.webhookPort, ca, targets, labels });
       const idleWithWebhooks = memory(await hnc.stats(), hnc.baseline);
+      // Steady (issue 18, item 2, with the admission thread): after V8's memory reducer has had its turn.
+      // It gives back what each heap grew into during the start, but only 8 s after the last full
+      // collection and in up to three rounds: RSS right after the start is up to 15 MB above where it settles.
+      await sleep(opts.webhookSteadyMs);
+      const steadyWithWebhooks = memory(await hnc.stats(), hnc.baseline);
+      log(
+        `${name}: RSS with webhooks on ${idleWithWebhooks.rssMB} MB right after the start, ${steadyWithWebhooks.rssMB} MB ${opts.webhookSteadyMs / 1000} s later (admission thread's heap ${steadyWithWebhooks.admissionHeapUsedMB ?? '?'} / ${steadyWithWebhooks.admissionHeapTotalMB ?? '?'} MB)`,
+      );
       const serverLoop = async () => {
         const st = await hnc.stats(true);
         return { server: { ...st.eventLoop, gcMaxMs: st.gc.maxMs, gcTotalMs: st.gc.totalMs }, admission: st.admissionEventLoop };
@@ -1156,7 +1175,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
         direct: open,
         duringPropagation,
         saturation,
-        memory: { idle: idleWithWebhooks, afterLoads },
+        memory: { idle: idleWithWebhooks, steady: steadyWithWebhooks, afterLoads },
         apiserver: viaApi,
         apiserverHistogram: webhookDelta(wh0, wh1),
       };

@@ -2,7 +2,7 @@
 // objects the tests apply, the Deployment's args are flags the manager accepts and its ports,
 // probes and Services agree with them, the pod is locked down, and the Dockerfile agrees with
 // tsconfig.build.json and the pod's user.
-import { shippedNodeFlags } from '../bench/node-flags.js';
+import { shippedNodeEnv, shippedNodeFlags } from '../bench/node-flags.js';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -377,6 +377,9 @@ describe('the Dockerfile', () => {
 
   it('runs node with the flags the benchmark measured (bench/node-flags.ts reads them from here)', () => {
     expect(shippedNodeFlags(dockerfile)).toEqual(['--enable-source-maps', '--heap-growing-percent=50', '--max-semi-space-size=2']);
+    // The allocator's arenas are set in the image's environment, which the benchmark applies too.
+    expect(shippedNodeEnv(dockerfile)).toEqual({ MALLOC_ARENA_MAX: '2' });
+    expect(shippedNodeEnv('ENV NODE_ENV=production\nENTRYPOINT ["node", "x.js"]')).toEqual({});
     // The Deployment's NODE_OPTIONS may only carry flags node accepts there; V8 heap tuning is not one.
     expect(JSON.stringify(deployment)).not.toContain('heap-growing-percent');
     expect(JSON.stringify(deployment)).not.toContain('semi-space');

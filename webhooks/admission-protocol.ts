@@ -42,6 +42,9 @@ export interface ThreadDelay {
    */
   cpuMs?: number;
   runQueueMs?: number;
+  /** The thread's own V8 heap (bytes): used, and reserved (its isolate's, not the main thread's). */
+  heapUsed?: number;
+  heapTotal?: number;
 }
 
 export type ToWorker =

@@ -98,6 +98,7 @@ new PerformanceObserver((list) => {
 function delay(reset: boolean): ThreadDelay {
   // The histogram counts the sampling interval itself: subtract it to get the delay.
   const ms = (ns: number) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS);
+  const { heapUsed, heapTotal } = process.memoryUsage();
   const now = { at: performance.now(), sched: schedstat() };
   const sched =
     now.sched && since.sched ? { cpuMs: (now.sched[0] - since.sched[0]) / 1e6, runQueueMs: (now.sched[1] - since.sched[1]) / 1e6 } : {};
@@ -109,6 +110,8 @@ function delay(reset: boolean): ThreadDelay {
     gcTotalMs: gc.totalMs,
     wallMs: now.at - since.at,
     ...sched,
+    heapUsed,
+    heapTotal,
   };
   if (reset) {
     loop.reset();
