@@ -30,6 +30,36 @@ const crdMetadataOnly = (crd: CrdObject): CrdObject => ({
   },
 });
 
+/** What the model and the reflector read of an object's metadata (its key, version and deletion). */
+const keyMeta = (m: KubeObject['metadata'] & { deletionTimestamp?: string }) => ({
+  name: m.name,
+  ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
+  resourceVersion: m.resourceVersion,
+  ...(m.deletionTimestamp !== undefined ? { deletionTimestamp: m.deletionTimestamp } : {}),
+});
+
+/**
+ * Keep only what core/hierarchy/facts.ts reads of each object: for a cache whose readers read the
+ * model alone (the admission thread's). A HierarchyConfiguration's status (its children and
+ * conditions) is most of it, and a namespace's labels are kept but not its spec or status.
+ */
+export const factsOnly = {
+  namespace: (ns: NamespaceObject): NamespaceObject => ({
+    metadata: { ...keyMeta(ns.metadata), name: ns.metadata.name, labels: ns.metadata.labels, annotations: ns.metadata.annotations },
+  }),
+  hierarchy: (hc: HierarchyConfiguration): HierarchyConfiguration => ({ metadata: keyMeta(hc.metadata), spec: hc.spec }),
+  anchor: (a: SubnamespaceAnchor): SubnamespaceAnchor => ({
+    metadata: { ...keyMeta(a.metadata), finalizers: a.metadata.finalizers },
+    spec: a.spec,
+    ...(a.status?.status !== undefined ? { status: { status: a.status.status } } : {}),
+  }),
+};
+
+export interface HierarchyCacheOptions {
+  /** Cache only what the model reads of each object (factsOnly): for readers of the model alone. */
+  factsOnly?: boolean;
+}
+
 export class HierarchyCache {
   readonly hierarchy: Hierarchy;
   readonly namespaces: Reflector<NamespaceObject>;
@@ -42,13 +72,22 @@ export class HierarchyCache {
   /** Resolves once every cache has listed its resource. */
   readonly whenSynced = new Promise<void>((resolve) => (this.markSynced = resolve));
 
-  constructor(client: KubeClient, policy: HierarchyPolicy, log: Logger & { child(b: object): Logger }) {
+  constructor(client: KubeClient, policy: HierarchyPolicy, log: Logger & { child(b: object): Logger }, opts: HierarchyCacheOptions = {}) {
     this.hierarchy = new Hierarchy(policy);
     const reflector = <T extends KubeObject>(name: string, path: string, transform: (o: T) => T = stripManagedFields) =>
       new Reflector<T>({ client, path, name, transform, logger: log.child({ reflector: name }) });
-    this.namespaces = reflector<NamespaceObject>('namespaces', '/api/v1/namespaces');
-    this.hierarchies = reflector<HierarchyConfiguration>('hierarchyconfigurations', hncCollectionPath(Plural.HierarchyConfiguration));
-    this.anchors = reflector<SubnamespaceAnchor>('subnamespaceanchors', hncCollectionPath(Plural.SubnamespaceAnchor));
+    const slim = opts.factsOnly === true;
+    this.namespaces = reflector<NamespaceObject>('namespaces', '/api/v1/namespaces', slim ? factsOnly.namespace : undefined);
+    this.hierarchies = reflector<HierarchyConfiguration>(
+      'hierarchyconfigurations',
+      hncCollectionPath(Plural.HierarchyConfiguration),
+      slim ? factsOnly.hierarchy : undefined,
+    );
+    this.anchors = reflector<SubnamespaceAnchor>(
+      'subnamespaceanchors',
+      hncCollectionPath(Plural.SubnamespaceAnchor),
+      slim ? factsOnly.anchor : undefined,
+    );
     this.crds = reflector<CrdObject>(
       'customresourcedefinitions',
       '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',

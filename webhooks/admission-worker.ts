@@ -65,7 +65,8 @@ const logger = createLogger({
 });
 let headers: Headers | undefined = data.client.headers;
 const client = KubeClient.fromSnapshot(data.client, () => headers, { maxSockets: SOCKETS });
-const cache = new HierarchyCache(client, new HierarchyPolicy(data.policy), logger);
+// Only what the model reads of each object: the handlers read the model, never the objects.
+const cache = new HierarchyCache(client, new HierarchyPolicy(data.policy), logger, { factsOnly: true });
 const propagation = new PropagationIndex(() => cache.hierarchy, data.propagation);
 const handlers = new AdmissionHandlers({
   hierarchy: () => cache.hierarchy,
