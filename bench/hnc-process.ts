@@ -93,6 +93,11 @@ export class LoadGenerator {
     });
   }
 
+  /** Its process id (for its CPU). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   static async start(data: LoadGeneratorData): Promise<LoadGenerator> {
     const { file, execArgv } = await bundle('load-generator');
     const argv = [...execArgv, file];

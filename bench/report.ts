@@ -32,6 +32,13 @@ export interface RunReport {
 const f = (x: number | undefined, digits = 2) => (x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(digits));
 const ms = (x: number | undefined) =>
   x === undefined || !Number.isFinite(x) ? '–' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
+/** Cores busy on average during a load: API server / etcd / HNC (both threads) / load generator / others; the machine. */
+function cores(l: EventLoops): string {
+  const c = l.coresBusy;
+  if (!c) return '–';
+  return `${f(c['kube-apiserver'])} / ${f(c.etcd)} / ${f(c.hnc)} / ${f(c.generator)} / ${f(c.others)}; ${f(c.machine)}`;
+}
+
 /** How long the admission thread and the load generator waited for a CPU, per second, and the thread's CPU per review. */
 function scheduling(l: EventLoops, reviews: number): string {
   const a = l.admissionEventLoop;
@@ -251,6 +258,11 @@ export function markdown(report: RunReport): string {
       '… during the load with the propagation, waiting for a core (run queue), ms per s: admission thread; load generator. Admission thread CPU ms per review',
       '',
       wh((w) => (w.duringPropagation ? scheduling(w.duringPropagation.all, w.duringPropagation.all.requests) : '–')),
+    );
+    row(
+      '… during the load with the propagation, cores busy: API server / etcd / HNC / load generator / other processes; the whole machine',
+      '',
+      wh((w) => (w.duringPropagation ? cores(w.duringPropagation.all) : '–')),
     );
     row(
       'webhook saturation: reviews/s (p50 ms) at fixed concurrency',

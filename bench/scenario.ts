@@ -338,6 +338,8 @@ export interface EventLoops {
   clientCpuPercent: number;
   /** The load generator's thread: ms per second it waited for a CPU (Linux). */
   clientRunQueueMsPerS?: number;
+  /** Cores busy on average during the load, by process (kube-apiserver, etcd, hnc, generator, bench, others, machine). */
+  coresBusy?: Record<string, number>;
 }
 
 export interface ScenarioResult {
@@ -1069,15 +1071,25 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
         ...(l.admission ? { admissionEventLoop: l.admission } : {}),
       });
       await direct.warm(Math.min(400, opts.webhookRequests));
+      // What the whole machine did during a load: 500 reviews/s on two cores shares them with the
+      // API server (the SubjectAccessReviews) and the generator.
+      const loadCpu = () => ({ at: performance.now(), cpu: sampleCpu({ ...pids(), generator: direct.pid }) });
+      const loadCores = (from: ReturnType<typeof loadCpu>) => {
+        const d = cpuDelta(from.cpu, sampleCpu({ ...pids(), generator: direct.pid }));
+        const s = (performance.now() - from.at) / 1000;
+        return Object.fromEntries(Object.entries(d).map(([k, v]) => [k, round(v / s, 2)]));
+      };
       const open: Array<LatencyResult & EventLoops> = [];
       const metricsPort = (await hnc.stats()).metricsPort;
       const serverHist = () => (metricsPort ? hncWebhookHistogram(metricsPort).catch(() => undefined) : Promise.resolve(undefined));
       for (const rate of opts.webhookRates) {
         await serverLoop();
         const hb = await serverHist();
+        const c0 = loadCpu();
         const res = await direct.run({ mode: 'open', rate }, Math.max(50, Math.round(rate * opts.webhookSeconds)));
+        const coresBusy = loadCores(c0);
         const ha = await serverHist();
-        const r = { ...res, ...loops(await serverLoop()), serverSide: hb && ha ? histogramDelta(hb, ha) : undefined };
+        const r = { ...res, ...loops(await serverLoop()), serverSide: hb && ha ? histogramDelta(hb, ha) : undefined, coresBusy };
         open.push(r);
         log(
           `${name}: webhook at ${rate}/s: p50 ${r.overall.p50.toFixed(2)} ms, p99 ${r.overall.p99.toFixed(2)} ms from the scheduled send (from the actual send p99 ${r.fromSend.p99.toFixed(2)} ms; generator late p99 ${r.sendLateness.p99.toFixed(2)} ms, max ${r.sendLateness.max.toFixed(1)} ms, its event loop max ${r.clientEventLoop.max.toFixed(1)} ms, ${r.clientCpuPercent.toFixed(0)} % of a core; at most ${r.maxInFlight} in flight, ${r.newConnections} new connections); event-loop delay max: HNC main ${r.serverEventLoop.max.toFixed(1)} ms (longest GC ${r.serverEventLoop.gcMaxMs.toFixed(1)} ms), admission thread ${r.admissionEventLoop?.max.toFixed(1) ?? '–'} ms (longest GC ${r.admissionEventLoop?.gcMaxMs.toFixed(1) ?? '–'} ms); HNC's own histogram: ${r.serverSide ? (100 * r.serverSide.within5ms).toFixed(1) : '?'} % answered within 5 ms`,
@@ -1093,6 +1105,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
         const grown = expectedState(parent, [...sources, src]);
         await serverLoop();
         const hb = await serverHist();
+        const c0 = loadCpu();
         const running = direct.run(load, Math.round(rate * opts.webhookPropagationSeconds), true);
         await sleep(500); // the load at its pace before the propagation starts
         tracker.expect(grown);
@@ -1111,8 +1124,9 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
         const done = await tracker.whenConverged(600_000);
         const to = performance.timeOrigin + done;
         const res = await running;
+        const coresBusy = loadCores(c0);
         const ha = await serverHist();
-        const all = { ...res, ...loops(await serverLoop()), serverSide: hb && ha ? histogramDelta(hb, ha) : undefined };
+        const all = { ...res, ...loops(await serverLoop()), serverSide: hb && ha ? histogramDelta(hb, ha) : undefined, coresBusy };
         const samples = all.samples ?? [];
         delete all.samples;
         const during = windowOf(samples, load, from, to);
