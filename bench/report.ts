@@ -222,6 +222,10 @@ export function markdown(report: RunReport): string {
           return d ? scheduling(d, d.requests) : '–';
         },
       );
+      row(`… at ${rate}/s, cores busy: API server / etcd / HNC / load generator / other processes; the whole machine`, '', (r) => {
+        const d = at(r, rate);
+        return d ? cores(d) : '–';
+      });
     }
     const wh = (fn: (w: NonNullable<ScenarioResult['webhooks']>) => string) => (r: ScenarioResult) => (r.webhooks ? fn(r.webhooks) : '–');
     row(

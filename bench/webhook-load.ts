@@ -3,9 +3,9 @@
 //   client (the webhook's own latency, what the API server waits for);
 // - through the API server: dry-run requests that pass every HNC webhook without writing anything,
 //   timed end to end, with the API server's own webhook latency histogram alongside.
-import https from 'node:https';
 import { randomUUID } from 'node:crypto';
 import type { KubeClient } from '../kube/client.js';
+import { Http1Pool } from './http1-client.js';
 import { pool, sleep, summarize, type Summary } from './util.js';
 import { prng } from './topology.js';
 import { collection, INHERITED_FROM } from './tracker.js';
@@ -372,50 +372,25 @@ export function directClient(
   generate?: (i: number) => Review,
   poolSize = DIRECT_POOL,
 ) {
-  const agent = new https.Agent({ keepAlive: true, maxSockets: poolSize, ca: caPem });
+  // Node's https.request costs the generator about as much CPU as the server spends answering:
+  // a lean client (bench/http1-client.ts) leaves the two cores to what is measured.
+  const pool = new Http1Pool('127.0.0.1', port, caPem, poolSize);
   // Time until the request had a connection to go out on (a free keep-alive socket, or a new one
   // connected and TLS-ready): what the client itself added before the server could see it.
-  const post = (r: Review, t0: number) =>
-    new Promise<{ allowed: boolean; status: number; waitMs: number; fresh: boolean }>((resolve, reject) => {
-      let waitMs = NaN;
-      let fresh = false;
-      const req = https.request(
-        {
-          host: '127.0.0.1',
-          port,
-          path: r.path,
-          method: 'POST',
-          agent,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(r.body) },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            try {
-              const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { response?: { allowed?: boolean } };
-              resolve({ allowed: body.response?.allowed === true, status: res.statusCode ?? 0, waitMs, fresh });
-            } catch {
-              resolve({ allowed: false, status: res.statusCode ?? 0, waitMs, fresh });
-            }
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('socket', (socket) => {
-        const ready = () => (waitMs = performance.now() - t0);
-        if ((socket as { connecting?: boolean }).connecting) {
-          fresh = true;
-          socket.once('secureConnect', ready);
-        } else ready();
-      });
-      req.on('error', reject);
-      req.end(r.body);
-    });
+  const post = async (r: Review) => {
+    const res = await pool.post(r.path, r.body);
+    let allowed = false;
+    try {
+      allowed = (JSON.parse(res.body.toString('utf8')) as { response?: { allowed?: boolean } }).response?.allowed === true;
+    } catch {
+      allowed = false;
+    }
+    return { allowed, status: res.status, waitMs: res.waitMs, fresh: res.fresh };
+  };
   const send = async (i: number): Promise<Sent> => {
     const r = generate ? generate(i) : reviews(targets, i, labelsOf);
     try {
-      const res = await post(r, performance.now());
+      const res = await post(r);
       return { name: r.name, denied: !res.allowed, error: res.status !== 200, waitMs: res.waitMs, fresh: res.fresh };
     } catch {
       return { name: r.name, denied: false, error: true };
@@ -425,7 +400,7 @@ export function directClient(
     /** Every connection of the pool opened, and the JIT warmed up, not measured. */
     warm: (n: number) => drive({ mode: 'closed', concurrency: poolSize }, Math.max(n, 4 * poolSize), send),
     run: (load: Load, count: number, keepSamples = false) => drive(load, count, send, keepSamples),
-    close: () => agent.destroy(),
+    close: () => pool.close(),
   };
 }
 
