@@ -3,9 +3,8 @@
 // HNC's identity, client and concurrency, and seen by the same watches as HNC's copies. A floor
 // measured once per run (before the cold start) and trials minutes later see different machines
 // when other jobs share it. Each trial runs between two floors of its own, one right before and
-// one right after it, and is compared with their mean: drift over the three cancels, and every
-// trial follows a floor, so what a trial leaves behind (its garbage, the API server's) slows a floor
-// and never the next trial alone (docs/benchmarks.md, "What is measured").
+// one right after it, and is compared with their mean: drift over the three cancels, and the ratio
+// to each floor alone shows what order effect is left (docs/benchmarks.md, "What is measured").
 import { SelectorAnnotation } from '../core/api/constants.js';
 import type { Writes } from '../kube/writes.js';
 import { collection, type Tracker } from './tracker.js';
