@@ -96,7 +96,9 @@ describe('npm run bench -- --quick', () => {
     expect(D).toBeGreaterThan(50);
     const prop = r.propagation.writes;
     const statusWrites = prop.apiserver.byResource.hncconfigurations ?? 0;
-    expect(statusWrites).toBeLessThanOrEqual(2 * r.propagation.pairedFloors.trials.length);
+    // One after each phase that moves the counts (create, delete), one more if a pause of the
+    // harness or the API server outlasts the settling time mid-phase; a write loop makes hundreds.
+    expect(statusWrites).toBeLessThanOrEqual(3 * r.propagation.pairedFloors.trials.length);
     expect(prop.minimum.total).toBe(3 * D);
     expect(prop.apiserver.total - statusWrites).toBe(prop.minimum.total);
     const [t] = r.propagation.pairedFloors.trials;
@@ -116,7 +118,8 @@ describe('npm run bench -- --quick', () => {
     expect(pf.floorWritesAtApiserver).toBe(pf.floorWrites);
     expect(pf.floorObjectsLeft).toBe(0);
     expect(Object.keys(pf.hncWritesDuringFloors.byResource).filter((k) => k !== 'hncconfigurations')).toEqual([]);
-    expect(pf.hncWritesDuringFloors.byResource.hncconfigurations ?? 0).toBeLessThanOrEqual(2 * 2 * pf.trials.length); // two floors a trial
+    // Two floors a trial, each moving the count of sources twice (create, delete), and a spare.
+    expect(pf.hncWritesDuringFloors.byResource.hncconfigurations ?? 0).toBeLessThanOrEqual(2 * 2 * pf.trials.length + 1);
 
     // The HRQ phase: one singleton per namespace under an HRQ and one status per HRQ, nothing
     // twice; beyond them only the two webhook configurations gain the HRQ webhooks. A restart
