@@ -12,6 +12,7 @@
 //   cluster-wide gets one cluster-wide watch filtered to the subtree (the subtree is followed as it
 //   grows); otherwise one watch per namespace of the subtree, and the subtree followed through
 //   the tree label or the HierarchyConfigurations (namespaces join and leave as it changes).
+import { PER_NAMESPACE_CONCURRENCY, mapLimit } from '../concurrency.js';
 import { stringify } from 'yaml';
 import { GROUP, Kind, Plural, Singleton, treeLabel, VERSION } from '../../core/api/index.js';
 import type { AnyObject, HncApi, Table, TableRow, WatchEvent } from '../api.js';
@@ -96,25 +97,11 @@ export async function loadSubtree(api: HncApi, root: string): Promise<Subtree> {
   return { namespaces: [root, ...namespaces.filter((n) => n !== root).sort(byName)], notes, readBy: 'hierarchy' };
 }
 
-/** Runs fn over items, at most `limit` at a time, keeping the order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
-
 export type PerNamespace<T> = { namespace: string; value?: T; forbidden?: boolean };
 
 /** The same request in every namespace: 403s are noted, 404s (a namespace just deleted) skipped. */
 export async function eachNamespace<T>(namespaces: readonly string[], fn: (ns: string) => Promise<T>): Promise<PerNamespace<T>[]> {
-  return mapLimit(namespaces, 32, async (namespace) => {
+  return mapLimit(namespaces, PER_NAMESPACE_CONCURRENCY, async (namespace) => {
     try {
       return { namespace, value: await fn(namespace) };
     } catch (err) {

@@ -8,7 +8,7 @@ import { CliError, ServerError } from '../errors.js';
 import { captureIo } from '../io.js';
 import { FakeApi } from '../testing/fake-api.js';
 import { runCreate, runDelete } from './anchors.js';
-import { dryRunMode, limiter, type PreviewReport } from './preview.js';
+import { dryRunMode, type PreviewReport } from './preview.js';
 import { runSet } from './set.js';
 
 const rb = (namespace: string, name: string, group: string, from?: string): AnyObject => ({
@@ -151,27 +151,6 @@ describe('--dry-run', () => {
     const walk = api.calls.slice(api.calls.indexOf('list ns'));
     expect(walk.filter((c) => c.startsWith('get ns') || c.startsWith('list anchors'))).toEqual([]);
     expect(walk.filter((c) => c.startsWith('get hc')).sort()).toEqual(['get hc service-1', 'get hc team-a', 'get hc team-b']);
-  });
-
-  it('limiter: never more calls in flight than the limit, every call answered in turn', async () => {
-    const limit = limiter(3);
-    let inFlight = 0;
-    let most = 0;
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        limit(async () => {
-          inFlight++;
-          most = Math.max(most, inFlight);
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          inFlight--;
-          if (i === 7) throw new Error('seven');
-          return i;
-        }).catch((err: unknown) => (err as Error).message),
-      ),
-    );
-    expect(most).toBe(3);
-    expect(results[7]).toBe('seven');
-    expect(results.filter((r) => typeof r === 'number')).toHaveLength(19);
   });
 
   it('create: the anchor created with dryRun, the new subnamespace gets its copies', async () => {

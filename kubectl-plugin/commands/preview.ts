@@ -10,6 +10,7 @@
 // what could not be read: at most PER_NAMESPACE_CONCURRENCY requests in flight (each request's
 // timeout runs from when it is sent, so a large subtree is slow, not failed), anchors only where a
 // subnamespace can be (a namespace with children, or whose HierarchyConfiguration is unknown).
+import { PER_NAMESPACE_CONCURRENCY, limiter } from '../concurrency.js';
 import {
   API_VERSION,
   Annotation,
@@ -182,25 +183,6 @@ export function withoutManagedFields<T extends AnyObject>(items: T[]): T[] {
     if (meta?.managedFields !== undefined) meta.managedFields = undefined;
   }
   return items;
-}
-
-/** Requests in flight at once when reading namespace by namespace (kubectl hns get and access read 32 at a time too). */
-export const PER_NAMESPACE_CONCURRENCY = 32;
-
-/** Runs calls at most `limit` at a time, in the order asked. */
-export function limiter(limit: number): <T>(call: () => Promise<T>) => Promise<T> {
-  let running = 0;
-  const waiting: (() => void)[] = [];
-  return async <T>(call: () => Promise<T>): Promise<T> => {
-    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
-    running++;
-    try {
-      return await call();
-    } finally {
-      running--;
-      waiting.shift()?.();
-    }
-  };
 }
 
 export async function readCluster(api: HncApi, focus: Focus): Promise<ClusterRead> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { captureIo } from '../io.js';
+import { PER_NAMESPACE_CONCURRENCY } from '../concurrency.js';
 import { FakeApi } from '../testing/fake-api.js';
 import { runTree } from './tree.js';
 
@@ -29,6 +30,30 @@ describe('tree', () => {
 
   it('prints each namespace asked for as a root, even a non-root', async () => {
     expect(await tree(org(), ['dev', 'team-b'])).toBe('dev\n└── [s] dev-x\nteam-b\n\n[s] indicates subnamespaces\n');
+  });
+
+  it('reads a parent with hundreds of children a few requests at a time, and prints them all', async () => {
+    const children = Array.from({ length: 300 }, (_, i) => `child-${String(i).padStart(3, '0')}`);
+    const api = new FakeApi().addNamespace('big', { children });
+    for (const c of children) api.addNamespace(c, { parent: 'big' });
+    let inFlight = 0;
+    let most = 0;
+    const slow =
+      <T>(read: () => Promise<T>) =>
+      async (): Promise<T> => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        inFlight--;
+        return read();
+      };
+    const { getNamespace, getHierarchy } = api;
+    api.getNamespace = (name) => slow(() => getNamespace.call(api, name))();
+    api.getHierarchy = (name) => slow(() => getHierarchy.call(api, name))();
+    const out = await tree(api, ['big']);
+    expect(out.split('\n').filter((l) => l.includes('child-'))).toHaveLength(300);
+    expect(most).toBeLessThanOrEqual(PER_NAMESPACE_CONCURRENCY);
+    expect(most).toBeGreaterThan(1);
   });
 
   it('needs a namespace or -A', async () => {

@@ -11,6 +11,7 @@
 //   parent is missing, or not yet in their parent's status) are printed as roots too.
 import { AnchorState, Annotation, NamespaceReason, type HierarchyConfiguration } from '../../core/api/index.js';
 import type { HncApi, Namespace } from '../api.js';
+import { PER_NAMESPACE_CONCURRENCY, limiter } from '../concurrency.js';
 import { boolFlag, defineCommand, stringFlag } from '../cli/command.js';
 import { CliError, ServerError, isForbidden, isNotFound } from '../errors.js';
 import type { Io } from '../io.js';
@@ -18,6 +19,8 @@ import type { ConditionView, ReadProblem, TreeNode } from '../model.js';
 import { renderTreeDot, renderTreeJson, renderTreeYaml } from '../render/tree-formats.js';
 import { renderTreeText } from '../render/tree-text.js';
 import { loadTreeQuotas } from './quotas.js';
+
+type Limit = ReturnType<typeof limiter>;
 
 /** What the tree needs to know about one namespace. */
 export interface NamespaceInfo {
@@ -60,13 +63,13 @@ function problemInfo(name: string, err: unknown): NamespaceInfo {
 }
 
 /** Lists a parent's anchors on demand, once; none when they cannot be listed (403, 404). */
-export function anchorSource(api: HncApi): AnchorSource {
+export function anchorSource(api: HncApi, limit: Limit = limiter(PER_NAMESPACE_CONCURRENCY)): AnchorSource {
   const cache = new Map<string, Promise<ReadonlySet<string>>>();
   const standsFor = (state: string | undefined) => state !== AnchorState.Conflict && state !== AnchorState.Forbidden;
   return (parent) => {
     let p = cache.get(parent);
     if (!p) {
-      p = api.listAnchors(parent).then(
+      p = limit(() => api.listAnchors(parent)).then(
         (anchors) => new Set(anchors.filter((a) => standsFor(a.status?.status)).map((a) => a.metadata.name ?? '')),
         (err: unknown) => {
           if (isForbidden(err) || isNotFound(err)) return new Set<string>();
@@ -79,13 +82,16 @@ export function anchorSource(api: HncApi): AnchorSource {
   };
 }
 
-/** Reads each namespace and its HC on demand (two requests each), once. */
-export function liveSource(api: HncApi): InfoSource {
+/**
+ * Reads each namespace and its HC on demand (two requests each), once; at most `limit` at a time,
+ * since a parent with a thousand children asks for all of them at once.
+ */
+export function liveSource(api: HncApi, limit: Limit = limiter(PER_NAMESPACE_CONCURRENCY)): InfoSource {
   const cache = new Map<string, Promise<NamespaceInfo>>();
   return (name) => {
     let p = cache.get(name);
     if (!p) {
-      p = Promise.allSettled([api.getNamespace(name), api.getHierarchy(name)]).then(([ns, hc]) => {
+      p = Promise.allSettled([limit(() => api.getNamespace(name)), limit(() => api.getHierarchy(name))]).then(([ns, hc]) => {
         if (ns.status === 'rejected') return problemInfo(name, ns.reason);
         if (hc.status === 'rejected')
           return {
@@ -154,8 +160,9 @@ export async function buildTree(
 
 /** The trees rooted at the named namespaces; a root that cannot be read fails the command. */
 export async function loadTrees(api: HncApi, roots: readonly string[]): Promise<TreeNode[]> {
-  const source = liveSource(api);
-  const anchors = anchorSource(api);
+  const limit = limiter(PER_NAMESPACE_CONCURRENCY);
+  const source = liveSource(api, limit);
+  const anchors = anchorSource(api, limit);
   const trees: TreeNode[] = [];
   for (const name of roots) {
     const info = await source(name);
