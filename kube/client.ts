@@ -77,7 +77,18 @@ export interface RequestOptions {
 export interface Response {
   statusCode: number;
   body: string;
+  /** The Retry-After header, in seconds, when the answer has one. */
+  retryAfterSeconds?: number;
 }
+
+/**
+ * A 429 with Retry-After is the API server saying "not now" without having done anything (a
+ * resource's watch cache (re)initializing after a CRD change, or API Priority and Fairness
+ * shedding load): as client-go (kubectl) does, the request is sent again after the time it asks
+ * for, a few times, instead of failing the command or the reconcile.
+ */
+const TOO_MANY_REQUESTS_RETRIES = 5;
+const RETRY_AFTER_MAX_SECONDS = 2;
 
 /** A client's connection as plain data (KubeClient.snapshot). */
 export interface ClientSnapshot {
@@ -275,9 +286,14 @@ export class KubeClient {
       const onResponse = (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ statusCode: res.statusCode ?? 0, body: (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8') }),
-        );
+        res.on('end', () => {
+          const retryAfter = res.statusCode === 429 ? Number(res.headers['retry-after']) : NaN;
+          resolve({
+            statusCode: res.statusCode ?? 0,
+            body: (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'),
+            ...(Number.isFinite(retryAfter) && retryAfter >= 0 ? { retryAfterSeconds: retryAfter } : {}),
+          });
+        });
         res.on('error', reject);
       };
       const req = target instanceof URL ? https.request(target, options, onResponse) : https.request({ ...options, ...target }, onResponse);
@@ -313,7 +329,12 @@ export class KubeClient {
 
   /** Sends one request and parses the JSON answer; a non-2xx answer throws an ApiError. */
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const res = await this.raw(method, path, opts);
+    let res = await this.raw(method, path, opts);
+    for (let retry = 0; res.retryAfterSeconds !== undefined && retry < TOO_MANY_REQUESTS_RETRIES; retry++) {
+      const waitMs = Math.min(res.retryAfterSeconds, RETRY_AFTER_MAX_SECONDS) * 1000;
+      await new Promise<void>((resolve) => setTimeout(resolve, waitMs));
+      res = await this.raw(method, path, opts);
+    }
     if (res.statusCode < 200 || res.statusCode >= 300) {
       let status: Status | undefined;
       try {
