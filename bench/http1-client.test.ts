@@ -1,34 +1,15 @@
 import type { RequestListener } from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CertificateAuthority } from '../kube/pki.js';
+import { localHttpsServers, type LocalHttpsServers } from '../kube/testing-https.js';
 import { Http1Pool } from './http1-client.js';
 
-let ca: CertificateAuthority;
-let serving: { cert: string; key: string };
+let servers: LocalHttpsServers;
 beforeAll(async () => {
-  ca = await CertificateAuthority.create('http1-client-test');
-  serving = await ca.issue({ commonName: 'server', usage: 'server', ips: ['127.0.0.1'] });
+  servers = await localHttpsServers('http1-client-test');
 });
-
-const servers: https.Server[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
-  }
-});
-
-/** A real HTTPS server on 127.0.0.1; counts the connections it accepted. */
-async function serve(handler: RequestListener): Promise<{ port: number; connections: () => number }> {
-  const server = https.createServer({ ...serving, keepAliveTimeout: 10_000 }, handler);
-  servers.push(server);
-  let connections = 0;
-  server.on('secureConnection', () => connections++);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { port: (server.address() as AddressInfo).port, connections: () => connections };
-}
+afterEach(() => servers.close());
+const serve = (handler: RequestListener) => servers.serve(handler);
 
 /** Echoes the path and the body it read, with a Content-Length. */
 const echo: RequestListener = (req, res) => {
@@ -46,7 +27,7 @@ const echo: RequestListener = (req, res) => {
 describe('Http1Pool', () => {
   it('posts and reads each answer, over one kept-alive connection for requests one after another', async () => {
     const { port, connections } = await serve(echo);
-    const pool = new Http1Pool('127.0.0.1', port, ca.certPem, 4);
+    const pool = new Http1Pool('127.0.0.1', port, servers.caPem, 4);
     for (let i = 0; i < 3; i++) {
       const a = await pool.post(`/p${i}`, `{"i":${i}}`);
       expect(a.status).toBe(200);
@@ -60,7 +41,7 @@ describe('Http1Pool', () => {
 
   it('opens at most maxSockets connections; the requests beyond wait for one and are all answered', async () => {
     const { port, connections } = await serve((req, res) => setTimeout(() => echo(req, res), 20));
-    const pool = new Http1Pool('127.0.0.1', port, ca.certPem, 2);
+    const pool = new Http1Pool('127.0.0.1', port, servers.caPem, 2);
     const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => pool.post('/x', String(i))));
     expect(answers.map((a) => (JSON.parse(a.body.toString()) as { got: string }).got).sort()).toEqual(['0', '1', '2', '3', '4', '5']);
     expect(connections()).toBe(2);
@@ -79,7 +60,7 @@ describe('Http1Pool', () => {
         res.end('thanks\n');
       });
     });
-    const pool = new Http1Pool('127.0.0.1', port, ca.certPem, 1);
+    const pool = new Http1Pool('127.0.0.1', port, servers.caPem, 1);
     const a = await pool.post('/close', '{}');
     expect(a.status).toBe(400);
     expect(a.body.toString()).toBe('no thanks\n');
@@ -95,7 +76,7 @@ describe('Http1Pool', () => {
       if (req.url === '/cut') return req.socket.destroy();
       echo(req, res);
     });
-    const pool = new Http1Pool('127.0.0.1', port, ca.certPem, 1);
+    const pool = new Http1Pool('127.0.0.1', port, servers.caPem, 1);
     await expect(pool.post('/cut', '{}')).rejects.toThrow(/closed|ECONNRESET|socket/);
     expect((await pool.post('/fine', '{}')).status).toBe(200);
     pool.close();

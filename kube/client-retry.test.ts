@@ -1,29 +1,18 @@
 // The client's answer to a 429 with Retry-After, against a real HTTPS server on 127.0.0.1.
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, KubeClient } from './client.js';
-import { CertificateAuthority } from './pki.js';
+import { localHttpsServers, type LocalHttpsServers } from './testing-https.js';
 
-let ca: CertificateAuthority;
-let serving: { cert: string; key: string };
+let servers: LocalHttpsServers;
 beforeAll(async () => {
-  ca = await CertificateAuthority.create('client-retry-test');
-  serving = await ca.issue({ commonName: 'server', usage: 'server', ips: ['127.0.0.1'] });
+  servers = await localHttpsServers('client-retry-test');
 });
-
-const servers: https.Server[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
-  }
-});
+afterEach(() => servers.close());
 
 /** A server that answers the first `busy` requests 429 (with `retryAfter` if given), then 200; counts them. */
 async function busyServer(busy: number, retryAfter?: string): Promise<{ client: KubeClient; requests: () => number }> {
   let requests = 0;
-  const server = https.createServer(serving, (req, res) => {
+  const { port } = await servers.serve((req, res) => {
     req.resume();
     req.on('end', () => {
       requests++;
@@ -44,13 +33,10 @@ async function busyServer(busy: number, retryAfter?: string): Promise<{ client: 
       }
     });
   });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
   const client = KubeClient.fromConnection({
     kind: 'direct',
     server: `https://127.0.0.1:${port}`,
-    tls: { ca: Buffer.from(ca.certPem), rejectUnauthorized: true },
+    tls: { ca: Buffer.from(servers.caPem), rejectUnauthorized: true },
     headers: () => ({}),
     source: 'test',
   });
