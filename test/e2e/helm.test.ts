@@ -3,7 +3,6 @@
 // shows HNC refusing a cycle. The install.yaml objects other files apply are removed first (Helm
 // adopts no object it did not create; the CRDs and HNC's namespace stay, as Helm expects), and the
 // release is uninstalled after, as the docs say, so the next file applies install.yaml again.
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -11,32 +10,12 @@ import { ROOT, renderInstall } from '../../scripts/build-install.js';
 import { findHelm } from '../../scripts/helm.js';
 import { TestCluster, eventually, eventuallyEqual, kubectl } from '../support/cluster.js';
 import { setParent, treeDepths } from '../support/hnc.js';
+import { helmIn, type ProcessResult } from '../support/process.js';
 import { HNC_IMAGE } from './global-setup.js';
 import { HNC_NAMESPACE, leaseHolder, managerPods, waitForWebhooksThroughService, waitRolledOut } from './support.js';
 
 let cluster: TestCluster;
-let helmBin: string;
-
-function helm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const state = inject('stateDir');
-  return new Promise((resolve, reject) => {
-    const child = spawn(helmBin, [...args, '--kubeconfig', cluster.kubeconfigPath], {
-      env: {
-        ...process.env,
-        HELM_CACHE_HOME: join(state, 'helm', 'cache'),
-        HELM_CONFIG_HOME: join(state, 'helm', 'config'),
-        HELM_DATA_HOME: join(state, 'helm', 'data'),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+let helm: (args: string[]) => Promise<ProcessResult>;
 
 /** Deletes HNC's webhook configurations once no manager pod is left to write them again. */
 async function removeWebhookConfigurations(): Promise<void> {
@@ -56,7 +35,7 @@ async function removeWebhookConfigurations(): Promise<void> {
 
 beforeAll(async () => {
   cluster = await TestCluster.connect();
-  helmBin = await findHelm();
+  helm = helmIn(await findHelm(), cluster.kubeconfigPath, inject('stateDir'));
   // What an earlier file applied from install.yaml, except the CRDs and the namespace (kept, so
   // the hierarchy and the webhook CA stay).
   const previous = renderInstall({ image: HNC_IMAGE }).objects.filter(

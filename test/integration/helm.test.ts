@@ -4,7 +4,6 @@
 // here), works with the chart's RBAC alone: it propagates, and its webhooks refuse a cycle;
 // `helm upgrade` changes replicas and grants more kinds through the aggregated role; `helm
 // uninstall` removes the release and keeps the CRDs, HNC's namespace and every user object.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,43 +18,25 @@ import { ROOT } from '../../scripts/build-install.js';
 import { eventually, eventuallyEqual, kubectl } from '../support/cluster.js';
 import { setParent, treeDepths } from '../support/hnc.js';
 import { waitForWebhooks } from '../support/manager.js';
+import { helmIn, type ProcessResult } from '../support/process.js';
 
 const CHART = join(ROOT, 'charts', 'hnc');
 const NS = MANAGER_SERVICE_ACCOUNT.namespace;
 let cp: LocalControlPlane;
 let admin: KubeClient;
-let helmBin: string;
+let helm: (args: string[]) => Promise<ProcessResult>;
 let hnc: Hnc | undefined;
 
 beforeAll(async () => {
-  helmBin = await findHelm();
+  const helmBin = await findHelm();
   cp = await LocalControlPlane.start({ log: () => undefined });
+  helm = helmIn(helmBin, cp.kubeconfigPath, cp.stateDir);
   admin = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
 }, 180_000);
 afterAll(async () => {
   await hnc?.stop();
   await cp?.stop();
 });
-
-function helm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(helmBin, [...args, '--kubeconfig', cp.kubeconfigPath], {
-      env: {
-        ...process.env,
-        HELM_CACHE_HOME: `${cp.stateDir}/helm-cache`,
-        HELM_CONFIG_HOME: `${cp.stateDir}/helm-config`,
-        HELM_DATA_HOME: `${cp.stateDir}/helm-data`,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 interface Obj {
   apiVersion: string;

@@ -2,11 +2,11 @@
 // user, and namespaces of its own that it cleans up.
 import { expect, inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
 import { ApiError, KubeClient, isNotFound } from '../../kube/client.js';
 import { mintUser, loadClusterCa } from '../../local-cluster/index.js';
 import type { CertificateAuthority } from '../../kube/pki.js';
+import { runProcess, type ProcessResult } from './process.js';
 
 export interface TestUser {
   name: string;
@@ -76,26 +76,13 @@ export async function eventually<T>(check: () => Promise<T | undefined>, what: s
   }
 }
 
-export interface KubectlResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type KubectlResult = ProcessResult;
 
 /** Runs the real kubectl as the given kubeconfig's user; never throws on a non-zero exit. */
 export function kubectl(kubeconfigPath: string, args: string[], input?: string): Promise<KubectlResult> {
-  return new Promise((resolve, reject) => {
-    // PATH leads with the built kubectl-hns, so `kubectl hns ...` runs through kubectl's plugin lookup.
-    const env = { ...process.env, KUBECONFIG: kubeconfigPath, PATH: `${inject('pluginDir')}:${process.env.PATH ?? ''}`, NO_COLOR: '1' };
-    const child = spawn(inject('kubectl'), args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(input ?? '');
-  });
+  // PATH leads with the built kubectl-hns, so `kubectl hns ...` runs through kubectl's plugin lookup.
+  const env = { ...process.env, KUBECONFIG: kubeconfigPath, PATH: `${inject('pluginDir')}:${process.env.PATH ?? ''}`, NO_COLOR: '1' };
+  return runProcess(inject('kubectl'), args, { env, input });
 }
 
 /** Polls until read() returns a value deeply equal to `expected`; on timeout fails with the last value. */
