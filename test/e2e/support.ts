@@ -5,6 +5,7 @@ import { inject } from 'vitest';
 import { BUSYBOX_IMAGE } from '../../local-cluster/node/index.js';
 import { ApiError, isNotFound, type KubeClient } from '../../kube/client.js';
 import { eventually, kubectl, type TestCluster } from '../support/cluster.js';
+import { WEBHOOK_PROBE_ANCHOR } from '../support/hnc.js';
 
 export const HNC_NAMESPACE = 'hnc-system';
 export const DEPLOYMENT = 'hnc-controller-manager';
@@ -90,15 +91,7 @@ export async function waitForWebhooksThroughService(cluster: TestCluster): Promi
   let last = '';
   await eventually(
     async () => {
-      const r = await admin(
-        cluster,
-        ['create', '-f', '-', '--dry-run=server'],
-        JSON.stringify({
-          apiVersion: 'hnc.x-k8s.io/v1alpha2',
-          kind: 'SubnamespaceAnchor',
-          metadata: { name: 'probe', namespace: 'kube-system' },
-        }),
-      );
+      const r = await admin(cluster, ['create', '-f', '-', '--dry-run=server'], WEBHOOK_PROBE_ANCHOR);
       last = r.stderr.trim();
       return r.code !== 0 && r.stderr.includes('admission webhook "subnamespaceanchors.hnc.x-k8s.io" denied the request')
         ? true

@@ -90,3 +90,13 @@ export async function namespaceExists(client: KubeClient, ns: string): Promise<b
     (e: unknown) => (isNotFound(e) ? false : Promise.reject(e)),
   );
 }
+
+/**
+ * A dry-run anchor in kube-system, which HNC excludes: once the API server calls HNC's webhooks,
+ * creating it is refused by the anchors' webhook (and, being a dry run, never stored).
+ */
+export const WEBHOOK_PROBE_ANCHOR = JSON.stringify({
+  apiVersion: API_VERSION,
+  kind: Kind.SubnamespaceAnchor,
+  metadata: { name: 'probe', namespace: 'kube-system' },
+});

@@ -10,6 +10,7 @@ import { startHnc, type Hnc, type HncOptions } from '../../cmd/hnc.js';
 import { createLogger } from '../../kube/log.js';
 import { mintUser } from '../../local-cluster/index.js';
 import { eventually, kubectl } from './cluster.js';
+import { WEBHOOK_PROBE_ANCHOR } from './hnc.js';
 
 export async function startManager(name: string, policy: PolicyOptions = {}): Promise<Manager> {
   const stateDir = inject('stateDir');
@@ -54,15 +55,7 @@ export async function startHncWithWebhooks(
  */
 export async function waitForWebhooks(kubeconfigPath: string): Promise<void> {
   await eventually(async () => {
-    const r = await kubectl(
-      kubeconfigPath,
-      ['create', '-f', '-', '--dry-run=server'],
-      JSON.stringify({
-        apiVersion: 'hnc.x-k8s.io/v1alpha2',
-        kind: 'SubnamespaceAnchor',
-        metadata: { name: 'probe', namespace: 'kube-system' },
-      }),
-    );
+    const r = await kubectl(kubeconfigPath, ['create', '-f', '-', '--dry-run=server'], WEBHOOK_PROBE_ANCHOR);
     return r.code !== 0 && r.stderr.includes('subnamespaceanchors.hnc.x-k8s.io') ? true : undefined;
   }, 'the webhooks to take effect');
 }
