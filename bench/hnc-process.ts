@@ -143,7 +143,21 @@ export interface StartResult extends ChildStats {
   startedMs: number;
 }
 
-export class HncProcess {
+/** What the scenario drives: our child (HncProcess) or HNC's Go manager (bench/hnc-go.ts, `--controller hnc-go`). */
+export interface Controller {
+  readonly pid: number | undefined;
+  /** The process before HNC started (nothing for the Go manager). */
+  readonly baseline?: ChildStats;
+  start(start: StartRequest): Promise<StartResult>;
+  idle(timeoutMs?: number): Promise<ChildStats>;
+  stats(resetEventLoop?: boolean): Promise<ChildStats>;
+  collected(): Promise<ChildStats>;
+  heapSnapshot(file: string): Promise<{ file: string }>;
+  stop(graceMs?: number): Promise<ChildStats | undefined>;
+  kill(): Promise<void>;
+}
+
+export class HncProcess implements Controller {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private exited = false;

@@ -50,11 +50,19 @@ export async function runFloor(args: {
   /** The content after the update, and its mark as the watches read it (bench/tracker.ts, `contentMark`). */
   updated: { like: Record<string, unknown>; mark: string };
   timeoutMs: number;
+  /**
+   * A name of its own in each namespace (`name`-i): HNC's Go manager, told a source changed, looks
+   * up the same name in every descendant and deletes one its cache does not have yet as a stale
+   * copy, so same-named floor objects in nested namespaces were deleted under the floor (docs/benchmarks.md).
+   */
+  distinctNames?: boolean;
 }): Promise<FloorRun> {
   const { writes, tracker, kind, name, namespaces, concurrency, timeoutMs } = args;
-  const key = (ns: string) => `${kind}/${ns}/${name}`;
-  const body = floorBody(name, args.like);
-  const updated = floorBody(name, args.updated.like) as { metadata: Record<string, unknown> };
+  const names = new Map(namespaces.map((ns, i) => [ns, args.distinctNames ? `${name}-${i}` : name]));
+  const nameIn = (ns: string) => names.get(ns)!;
+  const key = (ns: string) => `${kind}/${ns}/${nameIn(ns)}`;
+  const body = (ns: string) => floorBody(nameIn(ns), args.like);
+  const updated = (ns: string) => floorBody(nameIn(ns), args.updated.like) as { metadata: Record<string, unknown> };
   const stored = new Map<string, { uid?: string; resourceVersion?: string } | undefined>();
   const timed = async (present: boolean, write: (ns: string) => Promise<void>, mark?: string): Promise<Timing> => {
     const arrivals = tracker.arrivals(namespaces.map(key), present, true, mark);
@@ -83,19 +91,20 @@ export async function runFloor(args: {
   };
   type Answer = { metadata?: { uid?: string; resourceVersion?: string } };
   const create = await timed(true, async (ns) => {
-    stored.set(ns, (await writes.create<Answer>(collection(kind, ns), body, { answer: 'metadata' }))?.metadata);
+    stored.set(ns, (await writes.create<Answer>(collection(kind, ns), body(ns), { answer: 'metadata' }))?.metadata);
   });
   const update = await timed(
     true,
     async (ns) => {
       const rv = stored.get(ns)?.resourceVersion;
-      const put = { ...updated, metadata: { ...updated.metadata, resourceVersion: rv } };
-      await writes.replace<Answer>(`${collection(kind, ns)}/${name}`, put, { answer: 'metadata' });
+      const u = updated(ns);
+      const put = { ...u, metadata: { ...u.metadata, resourceVersion: rv } };
+      await writes.replace<Answer>(`${collection(kind, ns)}/${nameIn(ns)}`, put, { answer: 'metadata' });
     },
     args.updated.mark,
   );
   const del = await timed(false, async (ns) => {
-    await writes.delete(`${collection(kind, ns)}/${name}`, { preconditions: { uid: stored.get(ns)?.uid } });
+    await writes.delete(`${collection(kind, ns)}/${nameIn(ns)}`, { preconditions: { uid: stored.get(ns)?.uid } });
   });
   return { create, update, delete: del, writes: 3 * namespaces.length };
 }

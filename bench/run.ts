@@ -15,6 +15,7 @@ import { markdown, type RunReport } from './report.js';
 import { buildChild, killAllChildren } from './hnc-process.js';
 import { log } from './util.js';
 import { runHrq } from './hrq.js';
+import { goManagerBinary } from './hnc-go.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -52,6 +53,7 @@ const { values: flags } = parseArgs({
     'hrq-rates': { type: 'string' },
     'hrq-seconds': { type: 'string' },
     profile: { type: 'boolean', default: false },
+    controller: { type: 'string' },
     out: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -90,6 +92,8 @@ const USAGE = `Usage: npm run bench -- [--quick | --size N] [--topology wide,ful
   --hrq-rates LIST        offered rates (reviews/s) of the quota webhook loads (default 100,500; 500 with --quick)
   --hrq-seconds N         seconds of each quota webhook load (default 6; 1 with --quick)
   --profile               write V8 CPU profiles of the HNC processes to bench/results/profiles/ (one per process, in start order: cold start, warm restart + propagation + moves, webhooks), and a heap snapshot at steady state after the cold start
+  --controller NAME       hnc-ts (default) or hnc-go: HNC's Go manager, built once from the Go module proxy
+                          (bench/hnc-go-build.sh), measured through the same phases (no HRQ phase, no --profile)
   --out DIR               where results go (default bench/results)
 `;
 
@@ -117,12 +121,20 @@ async function main(): Promise<void> {
   const quick = flags.quick;
   const size = int('size', flags.size, quick ? 100 : 1000);
   const topologies = flags['hrq-only'] ? [] : ((flags.topology ?? TOPOLOGIES.join(',')).split(',').map((t) => t.trim()) as TopologyName[]);
-  const hrqSize = int('hrq-size', flags['hrq-size'], size);
+  const controller = flags.controller ?? 'hnc-ts';
+  if (controller !== 'hnc-ts' && controller !== 'hnc-go')
+    throw new Error(`--controller must be hnc-ts or hnc-go, not ${JSON.stringify(controller)}`);
+  const hrqSize = int('hrq-size', flags['hrq-size'], controller === 'hnc-go' ? 0 : size);
+  if (controller === 'hnc-go' && (hrqSize > 0 || flags.profile))
+    throw new Error('--controller hnc-go runs without the HRQ phase and --profile');
   for (const t of topologies)
     if (!TOPOLOGIES.includes(t)) throw new Error(`unknown topology ${JSON.stringify(t)}; choose from ${TOPOLOGIES.join(', ')}`);
   const outDir = flags.out ?? join(HERE, 'results');
   const stamp = new Date().toISOString().replace(/[:]/g, '-').slice(0, 19);
-  const base = join(outDir, `${stamp}-${quick ? 'quick' : `n${size}`}${flags['hrq-only'] ? '-hrq' : ''}`);
+  const base = join(
+    outDir,
+    `${stamp}-${quick ? 'quick' : `n${size}`}${flags['hrq-only'] ? '-hrq' : ''}${controller === 'hnc-go' ? '-hnc-go' : ''}`,
+  );
   const profileDir = flags.profile ? join(outDir, 'profiles', `${stamp}-${quick ? 'quick' : `n${size}`}`) : undefined;
   const opts: ScenarioOptions = {
     size,
@@ -159,6 +171,7 @@ async function main(): Promise<void> {
     hncNodeFlags: benchNodeFlags(),
     hncNodeEnv: Object.entries(benchNodeEnv()).map(([k, v]) => `${k}=${v}`),
     profileDir,
+    controller,
   };
   const shared = flags['shared-plane'] ?? quick;
   const logDir = flags['keep-logs'] ? join(outDir, 'logs', `${stamp}-${quick ? 'quick' : `n${size}`}`) : undefined;
@@ -212,6 +225,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   await buildChild();
+  // Built (or found in the cache) before any control plane starts: a cold build takes minutes.
+  if (controller === 'hnc-go') log(`HNC's Go manager: ${await goManagerBinary()}`);
   const t0 = Date.now();
   const stopPlane = async (label: string) => {
     if (!plane) return [];

@@ -9,7 +9,8 @@ import { runInNewContext } from 'node:vm';
 import { LocalControlPlane } from '../local-cluster/index.js';
 import { KubeClient } from '../kube/client.js';
 import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
-import { HncProcess, LoadGenerator } from './hnc-process.js';
+import { HncProcess, LoadGenerator, type Controller } from './hnc-process.js';
+import { GoHncProcess } from './hnc-go.js';
 import type { ChildStats } from './hnc-child.js';
 import {
   hncWebhookHistogram,
@@ -102,6 +103,8 @@ export interface ScenarioOptions {
   profileDir?: string;
   /** Copy the control plane's and HNC's logs here before the plane is removed. */
   logDir?: string;
+  /** Which manager is measured: ours (default) or HNC's Go manager (bench/hnc-go.ts), through the same phases. */
+  controller?: 'hnc-ts' | 'hnc-go';
 }
 
 const HNC_CONFIG = hncConfigurationPath();
@@ -634,9 +637,11 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
   log(`${name}: ${shape.namespaces} namespaces, depth ${shape.depth}, max fan-out ${shape.maxFanOut}, ${sources.length} sources`);
   const { admin, identity, floor, cp } = plane;
   plane.topologies++;
-  const children: HncProcess[] = [];
+  const children: Controller[] = [];
   let tracker: Tracker | undefined;
-  let running: HncProcess | undefined;
+  let running: Controller | undefined;
+  const spawnController = (cpuProfileDir?: string): Promise<Controller> =>
+    opts.controller === 'hnc-go' ? GoHncProcess.spawn() : HncProcess.spawn({ cpuProfileDir });
   const pids = () => ({ ...Plane.pidsOf(cp), hnc: running?.pid });
   try {
     // 1. The topology and its sources, without HNC: no labels, no copies.
@@ -682,7 +687,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     });
     let profileDir: string | undefined;
     if (opts.profileDir) mkdirSync((profileDir = join(opts.profileDir, name)), { recursive: true });
-    let hnc = await HncProcess.spawn({ cpuProfileDir: profileDir });
+    let hnc = await spawnController(profileDir);
     children.push(hnc);
     running = hnc;
     const floorSeconds = coldMinimum.total / floor.writesPerSecond;
@@ -734,7 +739,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     const coldCpu = cpuDelta(cpu0, cpu1);
     // The next process loads its code now, so that restarts below time HNC, not node's start-up.
     const spawn = () => {
-      const p = HncProcess.spawn({ cpuProfileDir: profileDir });
+      const p = spawnController(profileDir);
       void p.then(
         (c) => children.push(c),
         () => undefined,
@@ -925,6 +930,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
             like: sourceBody(kind, name),
             updated: { like: sourceBody(kind, name, true), mark: contentMark(kind, sourceBody(kind, name, true)) },
             timeoutMs: 600_000,
+            distinctNames: opts.controller === 'hnc-go',
           });
           await hnc.idle();
           return f;
