@@ -53,6 +53,59 @@ function hasDotSegment(path: string): boolean {
  */
 const PLAIN_PATH = /^\/[A-Za-z0-9\-._~%!$&'()*+,;=:@/]*$/;
 
+/**
+ * The options https.Agent puts into a connection pool's name beside host, port, local address
+ * and family (Node's `https.Agent.prototype.getName`).
+ */
+const POOL_NAME_OPTIONS = [
+  'ca',
+  'cert',
+  'clientCertEngine',
+  'ciphers',
+  'key',
+  'pfx',
+  'rejectUnauthorized',
+  'servername',
+  'minVersion',
+  'maxVersion',
+  'secureProtocol',
+  'crl',
+  'honorCipherOrder',
+  'ecdhCurve',
+  'dhparam',
+  'secureOptions',
+  'sessionIdContext',
+  'sigalgs',
+  'privateKeyIdentifier',
+  'privateKeyEngine',
+] as const;
+
+/**
+ * An https.Agent that names each connection pool once. Node's agent rebuilds the name on every
+ * request, at least three times (taking a socket, freeing it, removing it), by appending the CA,
+ * the client certificate and the key: from Buffers (a kubeconfig's), each time decoded anew,
+ * about 4 KB of text per call. HNC sends one request per copy it writes, so that was about 15 µs
+ * and 13 KB of garbage per call of a request's life. The name is the same as Node's; it is reused
+ * while the request's options hold the very same values (the same Buffers, by identity).
+ */
+export class PoolAgent extends https.Agent {
+  private readonly names = new Map<string, { values: unknown[]; name: string }>();
+
+  override getName(
+    options: https.AgentOptions & { host?: string; port?: number | string; localAddress?: string; family?: number } = {},
+  ): string {
+    const key = `${options.host ?? ''}|${options.port ?? ''}|${options.localAddress ?? ''}|${options.family ?? ''}`;
+    const o = options as Record<string, unknown>;
+    const known = this.names.get(key);
+    if (known && POOL_NAME_OPTIONS.every((f, i) => o[f] === known.values[i])) return known.name;
+    const name = super.getName(options);
+    // A handful of servers at most; bounded all the same.
+    if (this.names.size >= 16) this.names.clear();
+    this.names.set(key, { values: POOL_NAME_OPTIONS.map((f) => o[f]), name });
+    return name;
+  }
+}
+
 /** Where a request goes, as http.request options: the server's host and port, and the path with its query. */
 export interface RequestTarget {
   hostname: string;
@@ -156,7 +209,7 @@ export class KubeClient {
   /** From a kubeconfig resolved by kube/kubeconfig.ts. */
   static fromConnection(conn: ClusterConnection, opts: { maxSockets?: number } = {}): KubeClient {
     const { ca, cert, key, rejectUnauthorized, servername } = conn.tls;
-    const agent = new https.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64, ca, cert, key, rejectUnauthorized, servername });
+    const agent = new PoolAgent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64, ca, cert, key, rejectUnauthorized, servername });
     return new KubeClient(conn.server.replace(/\/$/, ''), { agent, headers: conn.headers() }, () => conn.headers());
   }
 
@@ -166,7 +219,7 @@ export class KubeClient {
     if (!cluster) throw new Error('the kubeconfig names no current cluster');
     const opts: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
-    const agent = new https.Agent({
+    const agent = new PoolAgent({
       keepAlive: true,
       maxSockets: 64,
       ca: opts.ca,
@@ -189,7 +242,7 @@ export class KubeClient {
    */
   withOwnConnections(maxSockets: number): KubeClient {
     const agent = this.base.agent instanceof https.Agent ? this.base.agent : undefined;
-    const own = new https.Agent({ ...(agent?.options ?? {}), keepAlive: true, maxSockets });
+    const own = new PoolAgent({ ...(agent?.options ?? {}), keepAlive: true, maxSockets });
     return new KubeClient(this.server, { ...this.base, agent: own }, this.credentials);
   }
 
@@ -212,7 +265,7 @@ export class KubeClient {
 
   /** A client from a snapshot(); `credentials` gives the latest headers (re-read once a minute, as any client's). */
   static fromSnapshot(s: ClientSnapshot, credentials: CredentialSource, opts: { maxSockets?: number } = {}): KubeClient {
-    const agent = new https.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64, ...s.tls });
+    const agent = new PoolAgent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64, ...s.tls });
     return new KubeClient(s.server, { agent, headers: s.headers }, credentials);
   }
 
