@@ -46,11 +46,17 @@ function copyOf(source: Obj, ns: string): Obj {
 class StoringWrites extends RecordingWrites {
   /** The resourceVersion of the last answer. */
   lastVersion = '';
-  override create<T>(path: string, body: unknown): Promise<T> {
-    return super.create<Obj>(path, body).then((o) => this.stored<T>(o));
+  /** When set, answers wait for it (a write in flight). */
+  gate?: Promise<void>;
+  override async create<T>(path: string, body: unknown): Promise<T> {
+    const o = await super.create<Obj>(path, body);
+    await this.gate;
+    return this.stored<T>(o);
   }
-  override replace<T>(path: string, body: unknown): Promise<T> {
-    return super.replace<Obj>(path, body).then((o) => this.stored<T>(o));
+  override async replace<T>(path: string, body: unknown): Promise<T> {
+    const o = await super.replace<Obj>(path, body);
+    await this.gate;
+    return this.stored<T>(o);
   }
   private stored<T>(o: Obj): T {
     this.lastVersion = String(rv++);
@@ -61,7 +67,7 @@ class StoringWrites extends RecordingWrites {
   }
 }
 
-function setup(text: string, objects: Obj[]) {
+function setup(text: string, objects: Obj[], requeue?: (ns: string) => void) {
   const h = hierarchy(text);
   const objectStore = storeOf(objects);
   const sources = new SourceSet(
@@ -80,6 +86,7 @@ function setup(text: string, objects: Obj[]) {
     log: pino({ level: 'silent' }),
     setConflicts: (ns, c) => conflicts.set(ns, c),
     onCounts: () => countChanges++,
+    requeue,
   });
   return { h, store: objectStore, writes, events, conflicts, reconciler, countChanges: () => countChanges };
 }
@@ -143,6 +150,51 @@ describe('CopyReconciler', () => {
     expect(t.writes.lines()).toEqual([`update ${path('b', 'r')}`]);
     const later = { ...landed, metadata: { ...landed.metadata, resourceVersion: String(rv++) } } as Obj;
     expect(t.reconciler.isEchoOfOwnWrite('MODIFIED', later)).toBe(false);
+  });
+
+  it('holds the event that comes before the answer to its write: queued again only if it was not that write', async () => {
+    for (const ours of [true, false]) {
+      const src = rolebinding('a', 'r');
+      const requeued: string[] = [];
+      const t = setup('a -> b', [src], (ns) => requeued.push(ns));
+      let answer!: () => void;
+      t.writes.gate = new Promise<void>((resolve) => (answer = resolve));
+      const reconciled = t.reconciler.reconcile('b');
+      await new Promise((resolve) => setImmediate(resolve)); // the create is sent, its answer held
+      expect(t.writes.lines()).toEqual([`create ${path('b')}`]);
+      // The next resourceVersion is the one the answer will carry; another is someone else's change.
+      const event = {
+        ...copyOf(src, 'b'),
+        metadata: { ...copyOf(src, 'b').metadata, resourceVersion: String(ours ? rv : rv + 1000) },
+      } as Obj;
+      t.store.upsert(event);
+      expect(t.reconciler.isEchoOfOwnWrite('ADDED', event)).toBe(true); // held, not queued now
+      answer();
+      expect(await reconciled).toBe('done');
+      expect(t.writes.lastVersion === event.metadata.resourceVersion).toBe(ours);
+      expect(requeued).toEqual(ours ? [] : ['b']);
+      // No write is in flight any more: a later event of the copy is not held.
+      expect(
+        t.reconciler.isEchoOfOwnWrite('MODIFIED', { ...event, metadata: { ...event.metadata, resourceVersion: String(rv++) } } as Obj),
+      ).toBe(false);
+    }
+  });
+
+  it('queues again a namespace whose write failed after an event of that copy came', async () => {
+    const src = rolebinding('a', 'r');
+    const requeued: string[] = [];
+    const t = setup('a -> b', [src], (ns) => requeued.push(ns));
+    let fail!: (e: Error) => void;
+    t.writes.gate = new Promise<void>((_, reject) => (fail = reject));
+    const reconciled = t.reconciler.reconcile('b');
+    await new Promise((resolve) => setImmediate(resolve));
+    // A copy of that name someone else made meanwhile (our create then fails: AlreadyExists).
+    const theirs = { ...copyOf(src, 'b'), metadata: { ...copyOf(src, 'b').metadata, resourceVersion: String(rv + 1000) } } as Obj;
+    t.store.upsert(theirs);
+    expect(t.reconciler.isEchoOfOwnWrite('ADDED', theirs)).toBe(true);
+    fail(new Error('the write failed'));
+    await expect(reconciled).rejects.toThrow('the write failed');
+    expect(requeued).toEqual(['b']);
   });
 
   it('brings back a namespace that waited for the cache: the echo it waited for is not taken for one', async () => {

@@ -39,6 +39,11 @@ export interface CopyReconcilerDeps {
   setConflicts: (ns: string, conflicts: string[]) => void;
   /** Called when the number of copies confirmed in place changed. */
   onCounts?: () => void;
+  /**
+   * A watch event that arrived while our write of that copy was in flight turned out not to be
+   * that write's echo: the namespace must be planned again (the propagator queues it).
+   */
+  requeue?: (ns: string) => void;
   expectations?: WriteExpectations;
 }
 
@@ -58,6 +63,12 @@ export class CopyReconciler {
   private readonly landing = new Map<string, string>();
   /** Namespaces whose last reconcile was skipped for a cache behind our writes: their next event must bring them back. */
   private readonly waiting = new Set<string>();
+  /**
+   * Copies with a write of ours in flight: "ns/name" -> the marks (as in `landing`) of the watch
+   * events that arrived before the answer. Under load the event often beats the answer; whether
+   * it was the echo is decided when the answer comes.
+   */
+  private readonly inFlight = new Map<string, string[]>();
 
   constructor(private readonly deps: CopyReconcilerDeps) {
     this.expectations = deps.expectations ?? new WriteExpectations();
@@ -79,16 +90,24 @@ export class CopyReconciler {
    * True when a watch event only shows one of our own writes landing as we made it: the namespace
    * was planned with that write in mind, so it needs no reconcile for it (a source at the root
    * would otherwise cost every descendant a second, empty reconcile). Anything else (someone
-   * else's change, a namespace waiting for the cache) is not an echo.
+   * else's change, a namespace waiting for the cache) is not an echo. An event of a copy whose
+   * write is still in flight is held (true): when the answer comes, the namespace is queued
+   * again (`requeue`) unless the event was exactly that write.
    */
   isEchoOfOwnWrite(event: 'ADDED' | 'MODIFIED' | 'DELETED', obj: Obj): boolean {
     const ns = obj.metadata.namespace;
     const key = `${ns}/${obj.metadata.name}`;
+    const seen = event === 'DELETED' ? `gone:${obj.metadata.uid}` : obj.metadata.resourceVersion;
     const mark = this.landing.get(key);
-    if (mark === undefined) return false;
+    if (mark === undefined) {
+      // Before the answer to our write of it: held until the answer says whose it was.
+      const early = this.waiting.has(ns) ? undefined : this.inFlight.get(key);
+      if (early === undefined || seen === undefined) return false;
+      early.push(seen);
+      return true;
+    }
     this.landing.delete(key);
-    const echo = event === 'DELETED' ? mark === `gone:${obj.metadata.uid}` : mark === obj.metadata.resourceVersion;
-    if (!echo || this.waiting.has(ns)) return false;
+    if (mark !== seen || this.waiting.has(ns)) return false;
     // The cache has caught up with this write: nothing left to wait for.
     this.expectations.stale(key, obj.metadata.resourceVersion);
     const names = this.written.get(ns);
@@ -114,14 +133,20 @@ export class CopyReconciler {
     const failures: Error[] = [];
     /** Runs one planned write; false if it failed (reported, and retried by the queue). */
     const attempt = async (what: string, name: string, source: string, fn: () => Promise<unknown>, goneUid?: string): Promise<boolean> => {
+      const key = `${ns}/${name}`;
+      const early: string[] = [];
+      this.inFlight.set(key, early);
       try {
-        const key = `${ns}/${name}`;
         const before = objects.get(key)?.metadata.resourceVersion;
         const stored = (await fn()) as Partial<Obj> | undefined;
+        this.inFlight.delete(key);
         this.expectations.wrote(key, before);
         const landed = goneUid !== undefined ? `gone:${goneUid}` : stored?.metadata?.resourceVersion;
-        // Unless the watch event came first (the cache already shows the write).
-        if (landed !== undefined && objects.get(key)?.metadata.resourceVersion === before) this.landing.set(key, landed);
+        if (early.length > 0) {
+          // The watch event came first (the cache already shows the write): the namespace needs
+          // planning again only if that event was not exactly our write.
+          if (early.length > 1 || early[0] !== landed) this.deps.requeue?.(ns);
+        } else if (landed !== undefined && objects.get(key)?.metadata.resourceVersion === before) this.landing.set(key, landed);
         let names = this.written.get(ns);
         if (!names) this.written.set(ns, (names = new Set()));
         names.add(name);
@@ -130,6 +155,9 @@ export class CopyReconciler {
         log.debug({ rid, namespace: ns, name, type: typeKey(type), source }, what);
         return true;
       } catch (err) {
+        // Whatever came meanwhile was not our write (it failed): the retry plans with it anyway.
+        this.inFlight.delete(key);
+        if (early.length > 0) this.deps.requeue?.(ns);
         failures.push(err as Error);
         // A stale cache: the next pass sees the truth (no event for races).
         if (isConflict(err) || isAlreadyExists(err) || isNotFound(err)) return false;

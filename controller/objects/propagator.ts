@@ -80,6 +80,7 @@ export class TypePropagator {
       log: deps.log,
       setConflicts: (ns, conflicts) => deps.cache.update((h) => h.setObjectConflicts(ns, typeKey(type), conflicts)),
       onCounts: () => deps.onCounts?.(),
+      requeue: (ns) => this.queue.add(ns),
     });
   }
 
