@@ -125,6 +125,12 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** The Accept header; JSON by default (e.g. a Table: `application/json;as=Table;v=v1;g=meta.k8s.io`). */
   accept?: string;
+  /**
+   * A 2xx answer's body is handed here chunk by chunk as it arrives, and not kept (`body` is then
+   * empty; request() returns undefined): a large list can be read while the server still sends it.
+   * Other answers are kept as usual, so errors and retries are unchanged.
+   */
+  onChunk?: (chunk: Buffer) => void;
 }
 
 export interface Response {
@@ -338,12 +344,14 @@ export class KubeClient {
     return new Promise((resolve, reject) => {
       const onResponse = (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
+        const code = res.statusCode ?? 0;
+        const sink = opts.onChunk && code >= 200 && code < 300 ? opts.onChunk : (c: Buffer) => chunks.push(c);
+        res.on('data', sink);
         res.on('end', () => {
           const retryAfter = res.statusCode === 429 ? Number(res.headers['retry-after']) : NaN;
           resolve({
             statusCode: res.statusCode ?? 0,
-            body: (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'),
+            body: chunks.length === 0 ? '' : (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'),
             ...(Number.isFinite(retryAfter) && retryAfter >= 0 ? { retryAfterSeconds: retryAfter } : {}),
           });
         });

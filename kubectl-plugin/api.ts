@@ -145,6 +145,16 @@ export interface HncApi {
   /** A list of full objects, in one namespace or (namespace undefined) in all of them. */
   listAll(type: ResourceType, namespace: string | undefined, opts?: ListOptions): Promise<ObjectList>;
   /**
+   * listAll read as it arrives, keeping only the objects in the namespaces `keep` accepts (decided
+   * from an object's namespace before it is parsed), without their metadata.managedFields. `keep`
+   * may come after the first objects have: they wait, unparsed.
+   */
+  listSome(
+    type: ResourceType,
+    namespace: string | undefined,
+    keep: Promise<(namespace: string | undefined) => boolean>,
+  ): Promise<ObjectList>;
+  /**
    * Watches from opts.resourceVersion, calling onEvent for each event as it arrives; resolves when
    * the server ends the watch (it does after a while: watch again from the last resourceVersion).
    */

@@ -26,6 +26,7 @@ import type {
   WriteOptions,
 } from './api.js';
 import { ConnectionError, ServerError, isNotFound } from './errors.js';
+import { ListReader, type ListHeader, type ListItem } from './list-json.js';
 
 const seg = encodeURIComponent;
 
@@ -186,6 +187,58 @@ export class KubeHncApi implements HncApi {
       items: (list.items ?? []).map((o) => ({ apiVersion, kind, ...o })),
       resourceVersion: list.metadata?.resourceVersion,
     };
+  }
+
+  async listSome(
+    type: ResourceType,
+    namespace: string | undefined,
+    keep: Promise<(namespace: string | undefined) => boolean>,
+  ): Promise<ObjectList> {
+    let accept: ((namespace: string | undefined) => boolean) | undefined;
+    const waiting: ListItem[] = [];
+    const items: AnyObject[] = [];
+    let failure: unknown;
+    const take = (item: ListItem) => {
+      if (accept!(item.namespace)) items.push(item.parse() as AnyObject);
+    };
+    const reader = new ListReader((item) => (accept ? take(item) : waiting.push(item)));
+    // The objects that came before `keep` are parsed as soon as it does, while the rest arrive.
+    const ready = keep.then((f) => {
+      accept = f;
+      try {
+        for (const item of waiting) take(item);
+      } catch (err) {
+        failure ??= err;
+      }
+      waiting.length = 0;
+    });
+    ready.catch(() => undefined);
+    const path = this.listPath(type, namespace);
+    await this.call('GET', path, {
+      onChunk: (chunk) => {
+        if (failure !== undefined) return;
+        try {
+          reader.push(chunk);
+        } catch (err) {
+          failure = err;
+        }
+      },
+    });
+    let header: ListHeader = {};
+    try {
+      header = reader.end();
+    } catch (err) {
+      failure ??= err;
+    }
+    await ready;
+    if (failure !== undefined)
+      throw new ConnectionError(
+        this.client.server,
+        `the list of ${path} could not be read: ${failure instanceof Error ? failure.message : String(failure)}`,
+      );
+    const kind = header.kind?.endsWith('List') ? header.kind.slice(0, -'List'.length) : type.kind;
+    const apiVersion = header.apiVersion;
+    return { items: items.map((o) => ({ apiVersion, kind, ...o })), resourceVersion: header.metadata?.resourceVersion };
   }
 
   async watch(type: ResourceType, namespace: string | undefined, opts: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<void> {

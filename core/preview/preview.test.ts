@@ -4,7 +4,8 @@ import type { HierarchyConfiguration, NamespaceObject, SubnamespaceAnchor } from
 import { HierarchyPolicy } from '../hierarchy/policy.js';
 import { describeAccessChange } from '../access/access.js';
 import type { PropagatableObject } from '../propagation/copy.js';
-import { labelSelectorFromObject, previewChange, type NetworkPolicyObject, type PreviewInput } from './preview.js';
+import type { HierarchyChange } from './model.js';
+import { labelSelectorFromObject, previewChange, startPreview, type NetworkPolicyObject, type PreviewInput } from './preview.js';
 
 // org ─┬─ team-a ── service-1 ── svc-1-sub [s]
 //      └─ team-b
@@ -185,5 +186,54 @@ describe('previewChange', () => {
       ],
     });
     expect(labelSelectorFromObject({ matchExpressions: [{ key: 'b', operator: 'Gt' }] })).toBeUndefined();
+  });
+});
+
+describe('startPreview: the scope of what a preview reads', () => {
+  // Beside the forest above: team-c under org, with its own sources and org's copy, a source in
+  // team-c named as team-b's, and a stale copy from team-c in service-1.
+  const input = (): PreviewInput => {
+    const base = cluster([
+      ...settled(),
+      rb('org', 'org-viewers', undefined, 'view'),
+      rb('team-c', 'team-c-admins'),
+      rb('team-c', 'team-b-admins'),
+      rb('team-c', 'org-admins', 'org'),
+      rb('service-1', 'team-c-admins', 'team-c'),
+      rb('svc-1-sub', 'dev-admins'),
+    ]);
+    return {
+      ...base,
+      namespaces: [...base.namespaces, ns('team-c'), ns('deep', { subOf: 'svc-1-sub' })],
+      hierarchies: [...base.hierarchies, hc('team-c', 'org')],
+      anchors: [...base.anchors, anchor('svc-1-sub', 'deep')],
+    };
+  };
+  const changes: HierarchyChange[] = [
+    { op: 'set-parent', namespace: 'service-1', parent: 'team-b' },
+    { op: 'set-parent', namespace: 'service-1', parent: 'team-c' },
+    { op: 'set-parent', namespace: 'service-1', parent: undefined },
+    { op: 'set-parent', namespace: 'service-1', parent: 'nowhere' },
+    { op: 'set-parent', namespace: 'team-a', parent: 'svc-1-sub' },
+    { op: 'set-parent', namespace: 'service-1', parent: 'team-a', allowCascadingDeletion: true },
+    { op: 'create-subnamespace', parent: 'team-b', child: 'dev' },
+    { op: 'delete-subnamespace', parent: 'service-1', child: 'svc-1-sub' },
+    { op: 'delete-subnamespace', parent: 'team-b', child: 'not-there' },
+  ];
+
+  for (const change of changes) {
+    it(`${JSON.stringify(change)}: the objects outside the scope change nothing`, () => {
+      const all = input();
+      const started = startPreview(all, change);
+      const inScope = all.types.map((t) => ({ ...t, objects: t.objects.filter((o) => started.scope.has(o.metadata?.namespace ?? '')) }));
+      expect(started.finish({ ...all, types: inScope })).toEqual(previewChange(all, change));
+    });
+  }
+
+  it('the scope of a move: the subtree, its ancestors before and after, nothing else', () => {
+    const started = startPreview(input(), { op: 'set-parent', namespace: 'service-1', parent: 'team-b' });
+    expect([...started.scope].sort()).toEqual(['deep', 'org', 'service-1', 'svc-1-sub', 'team-a', 'team-b']);
+    const moved = startPreview(input(), { op: 'set-parent', namespace: 'service-1', parent: 'team-c' });
+    expect([...moved.scope].sort()).toEqual(['deep', 'org', 'service-1', 'svc-1-sub', 'team-a', 'team-c']);
   });
 });

@@ -128,10 +128,8 @@ export interface Preview {
 // ---- the model before and after ---------------------------------------------------------------------
 
 /**
- * What one namespace is in one model, read while the model is in that state. A preview builds one
- * model, reads the "before" side of every namespace the change can touch, applies the change with
- * the setters a watch event would call (applyChange), and reads the "after" side: the model after
- * is the model before with one change, as the controller's would be, not a second one built anew.
+ * What one namespace is in one model: its place in the hierarchy (read before any object is, see
+ * startPreview) and, once the objects are known, its plans.
  */
 interface NamespaceState {
   /** Its proper ancestors, root first. */
@@ -140,8 +138,8 @@ interface NamespaceState {
   readonly halted: boolean;
   /** The labels the hierarchy reconciler would give it (tree and managed labels included). */
   readonly labels: Readonly<Record<string, string>>;
-  /** Its plan (planNamespace) for each type, in the input's order. */
-  readonly plans: readonly NamespacePlan[];
+  /** Its plan (planNamespace) for each type, in the input's order; set by finish. */
+  plans: readonly NamespacePlan[];
 }
 
 /** The namespaces that exist in one model, read in that model. */
@@ -189,13 +187,9 @@ function contexts(
   }));
 }
 
-function readState(h: Hierarchy, ns: string, ctxs: readonly PropagationContext[], types: readonly PreparedType[]): NamespaceState {
-  return {
-    ancestors: h.forest.ancestors(ns),
-    halted: h.isHaltedOrBelowHalted(ns),
-    labels: destinationLabels(h, ns),
-    plans: ctxs.map((ctx, i) => planNamespace(ctx, ns, types[i]!.byNamespace.get(ns) ?? [])),
-  };
+/** A namespace's place in `h`; planNamespace memoizes nothing more than the labels read here. */
+function readPlace(h: Hierarchy, ns: string): NamespaceState {
+  return { ancestors: h.forest.ancestors(ns), halted: h.isHaltedOrBelowHalted(ns), labels: destinationLabels(h, ns), plans: [] };
 }
 
 /** The subtree of `root` in `h` (a move, a cycle, a halt all stay within it; a deletion's too). */
@@ -423,45 +417,79 @@ function accessChanges(
 
 // ---- the whole preview ------------------------------------------------------------------------------
 
-/** Everything a preview shows but admission (the plugin asks the server for that). */
-export function previewChange(input: PreviewInput, change: HierarchyChange): Preview {
-  const types = input.types.map(prepareType);
-  const h = hierarchyModel(input);
+/** The objects a preview needs besides the hierarchy (PreviewInput without the snapshot). */
+export type PreviewObjects = Pick<PreviewInput, 'types' | 'networkPolicies' | 'clusterRoles' | 'options'>;
+
+/** A preview started on the hierarchy alone, waiting for the objects (see startPreview). */
+export interface StartedPreview {
+  /**
+   * The namespaces whose objects the preview reads: the subtree the change concerns before and
+   * after it, and the ancestors of each of those namespaces before and after (planNamespace reads a
+   * namespace's own objects and its ancestors' sources; copies and access are read in affected
+   * namespaces only). Objects of propagated types elsewhere cannot change the answer, so a caller
+   * may leave them out of `finish`'s types (NetworkPolicies are read everywhere).
+   */
+  readonly scope: ReadonlySet<string>;
+  finish(objects: PreviewObjects): Preview;
+}
+
+/**
+ * The part of a preview that needs no object: the controller's Hierarchy model as it is and as it
+ * would be after the change (two models from the same snapshot, the second changed with the
+ * setters a watch event would call, applyChange), and where each namespace of the changed subtree
+ * stands in each (ancestors, halt, labels). The plugin runs it while the objects are still being
+ * read, and reads only the objects in `scope`.
+ */
+export function startPreview(snapshot: HierarchySnapshot, change: HierarchyChange): StartedPreview {
+  const h0 = hierarchyModel(snapshot);
+  const h1 = hierarchyModel(snapshot);
   const root = change.op === 'set-parent' ? change.namespace : change.child;
-  const existed = new Set(h.namespaceNames());
-  const candidates = new Set<string>();
-  const before = new Map<string, NamespaceState>();
-  const beforeContexts = contexts(h, types, new Set(), input.options);
-  for (const ns of subtreeOf(h, root)) {
-    candidates.add(ns);
-    if (h.namespace(ns)) before.set(ns, readState(h, ns, beforeContexts, types));
-  }
-
-  const { created, deleted } = applyChange(h, change);
+  const candidates = new Set(subtreeOf(h0, root));
+  const { created, deleted } = applyChange(h1, change);
   const gone = new Set(deleted);
-  const afterContexts = gone.size ? contexts(h, types, gone, input.options) : beforeContexts;
-  for (const ns of subtreeOf(h, root)) candidates.add(ns);
+  for (const ns of subtreeOf(h1, root)) candidates.add(ns);
+  const before = new Map<string, NamespaceState>();
   const after = new Map<string, NamespaceState>();
-  for (const ns of candidates) if (h.namespace(ns) && !gone.has(ns)) after.set(ns, readState(h, ns, afterContexts, types));
-  // The subtree is the same set of namespaces before and after these changes, but for those created
-  // or deleted; should the model after ever reach further, those namespaces are read in a model before.
-  const unread = [...candidates].filter((ns) => existed.has(ns) && !before.has(ns));
-  if (unread.length) {
-    const h0 = hierarchyModel(input);
-    const ctx0 = contexts(h0, types, new Set(), input.options);
-    for (const ns of unread) before.set(ns, readState(h0, ns, ctx0, types));
+  const scope = new Set<string>();
+  for (const ns of candidates) {
+    scope.add(ns);
+    if (h0.namespace(ns)) {
+      const state = readPlace(h0, ns);
+      before.set(ns, state);
+      for (const a of state.ancestors) scope.add(a);
+    }
+    if (h1.namespace(ns) && !gone.has(ns)) {
+      const state = readPlace(h1, ns);
+      after.set(ns, state);
+      for (const a of state.ancestors) scope.add(a);
+    }
   }
-
   const affected = affectedNamespaces(candidates, before, after);
   return {
-    change,
-    createdNamespaces: created,
-    deletedNamespaces: deleted,
-    affectedNamespaces: affected,
-    labels: treeLabelChanges(affected, before, after),
-    networkPolicies: networkPolicyChanges(affected, before, after, input.networkPolicies),
-    copies: copyChanges(types, affected, gone, before, after),
-    halted: newlyHalted(h, affected, before, after),
-    access: accessChanges(types, affected, before, after, input.clusterRoles),
+    scope,
+    finish(input: PreviewObjects): Preview {
+      const types = input.types.map(prepareType);
+      const plan = (side: Map<string, NamespaceState>, ctxs: readonly PropagationContext[]) => {
+        for (const [ns, state] of side) state.plans = ctxs.map((ctx, i) => planNamespace(ctx, ns, types[i]!.byNamespace.get(ns) ?? []));
+      };
+      plan(before, contexts(h0, types, new Set(), input.options));
+      plan(after, contexts(h1, types, gone, input.options));
+      return {
+        change,
+        createdNamespaces: created,
+        deletedNamespaces: deleted,
+        affectedNamespaces: affected,
+        labels: treeLabelChanges(affected, before, after),
+        networkPolicies: networkPolicyChanges(affected, before, after, input.networkPolicies),
+        copies: copyChanges(types, affected, gone, before, after),
+        halted: newlyHalted(h1, affected, before, after),
+        access: accessChanges(types, affected, before, after, input.clusterRoles),
+      };
+    },
   };
+}
+
+/** Everything a preview shows but admission (the plugin asks the server for that). */
+export function previewChange(input: PreviewInput, change: HierarchyChange): Preview {
+  return startPreview(input, change).finish(input);
 }

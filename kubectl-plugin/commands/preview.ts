@@ -26,7 +26,14 @@ import {
   type SubnamespaceAnchor,
 } from '../../core/api/index.js';
 import { HierarchyPolicy } from '../../core/hierarchy/policy.js';
-import { previewChange, type HierarchyChange, type NetworkPolicyObject, type Preview, type TypeObjects } from '../../core/preview/index.js';
+import {
+  startPreview,
+  type HierarchyChange,
+  type NetworkPolicyObject,
+  type Preview,
+  type StartedPreview,
+  type TypeObjects,
+} from '../../core/preview/index.js';
 import type { PropagationMode } from '../../core/api/index.js';
 import type { AnyObject, HncApi, ResourceType } from '../api.js';
 import type { FlagSpec, FlagValues } from '../cli/command.js';
@@ -171,6 +178,9 @@ async function orForbidden<T>(p: Promise<T>): Promise<T | undefined> {
 
 const nsOf = (o: { metadata?: { namespace?: string } }): string => o.metadata?.namespace ?? '';
 
+/** readCluster's scope by default: every namespace's objects are kept. */
+const ALL: ReadonlySet<string> = new Set();
+
 /**
  * The objects with their managedFields let go at once: nothing in a preview reads them, and they
  * are about half of what a listed RoleBinding holds, which the garbage collector would otherwise
@@ -185,7 +195,16 @@ export function withoutManagedFields<T extends AnyObject>(items: T[]): T[] {
   return items;
 }
 
-export async function readCluster(api: HncApi, focus: Focus): Promise<ClusterRead> {
+/**
+ * Reads what a preview needs. `scopeOf` is called once, as soon as the forest is known (and while
+ * the objects are still being read): the namespaces whose objects of propagated types to keep
+ * (core/preview startPreview's scope); objects elsewhere are left out as they arrive, unparsed.
+ */
+export async function readCluster(
+  api: HncApi,
+  focus: Focus,
+  scopeOf: (forest: ForestRead) => ReadonlySet<string> = () => ALL,
+): Promise<ClusterRead> {
   let requests = 0;
   const count = <T>(p: Promise<T>): Promise<T> => {
     requests++;
@@ -199,30 +218,45 @@ export async function readCluster(api: HncApi, focus: Focus): Promise<ClusterRea
     (ns === undefined ? count(api.listAll(type, ns)) : perNamespace(() => api.listAll(type, ns))).then((l) =>
       withoutManagedFields(l.items),
     );
+  // The forest first; the scope it gives decides which objects of the lists below are kept.
+  const forestNotes: string[] = [];
+  const forestRead = (async (): Promise<ForestRead> => {
+    const [namespaces, hierarchies, anchors] = await Promise.all([
+      orForbidden(count(api.listNamespaces())),
+      orForbidden(count(api.listHierarchies())),
+      orForbidden(listAll(ANCHORS)),
+    ]);
+    if (namespaces && hierarchies && anchors) return { namespaces, hierarchies, anchors: anchors as SubnamespaceAnchor[], unreadable: [] };
+    const walked = await walkForest(api, focus, perNamespace, {
+      namespaces,
+      hierarchies,
+      anchors: anchors as SubnamespaceAnchor[] | undefined,
+    });
+    forestNotes.push(
+      `no permission to list every namespace, HierarchyConfiguration and anchor, so only the namespaces this change concerns were read (${walked.namespaces.length})`,
+    );
+    if (walked.unreadable.length)
+      forestNotes.push(`could not read ${walked.unreadable.join(', ')}: assumed to exist, with no labels and no objects seen`);
+    return walked;
+  })();
+  const keep = forestRead.then((forest) => {
+    const scope = scopeOf(forest);
+    return scope === ALL ? () => true : (ns: string | undefined) => ns !== undefined && scope.has(ns);
+  });
+  keep.catch(() => undefined); // awaited below, through forestRead
+  /** A propagated type's objects across the cluster, those in the scope only. */
+  const listScoped = (type: ResourceType) => count(api.listSome(type, undefined, keep)).then((l) => l.items);
   // Everything that does not depend on HNCConfiguration, at once.
   const rbac = ['roles', 'rolebindings'];
-  const [namespaces, hierarchies, anchors, netpols, clusterRoles, handled, ...rbacLists] = await Promise.all([
-    orForbidden(count(api.listNamespaces())),
-    orForbidden(count(api.listHierarchies())),
-    orForbidden(listAll(ANCHORS)),
+  const [forest, netpols, clusterRoles, handled, ...rbacLists] = await Promise.all([
+    forestRead,
     orForbidden(listAll(NETWORK_POLICIES)),
     orForbidden(listAll(CLUSTER_ROLES)),
     count(loadHandledTypes(api)),
-    ...rbac.map((resource) => orForbidden(listAll({ group: RBAC_GROUP, version: 'v1', resource }))),
+    ...rbac.map((resource) => orForbidden(listScoped({ group: RBAC_GROUP, version: 'v1', resource }))),
   ]);
   if (handled.note) notes.push(handled.note);
-
-  let forest: ForestRead;
-  if (namespaces && hierarchies && anchors) {
-    forest = { namespaces, hierarchies, anchors: anchors as SubnamespaceAnchor[], unreadable: [] };
-  } else {
-    forest = await walkForest(api, focus, perNamespace, { namespaces, hierarchies, anchors: anchors as SubnamespaceAnchor[] | undefined });
-    notes.push(
-      `no permission to list every namespace, HierarchyConfiguration and anchor, so only the namespaces this change concerns were read (${forest.namespaces.length})`,
-    );
-    if (forest.unreadable.length)
-      notes.push(`could not read ${forest.unreadable.join(', ')}: assumed to exist, with no labels and no objects seen`);
-  }
+  notes.push(...forestNotes);
   const known = forest.namespaces.map((n) => n.metadata.name);
 
   /** A type's objects: the cluster-wide list, or else one list per known namespace. */
@@ -238,7 +272,7 @@ export async function readCluster(api: HncApi, focus: Focus): Promise<ClusterRea
   const types = await Promise.all(
     propagated.map(async (t): Promise<TypeObjects> => {
       const i = t.group === RBAC_GROUP ? rbac.indexOf(t.resource) : -1;
-      const objects = await objectsOf(t, i >= 0 ? rbacLists[i] : await orForbidden(listAll(t)));
+      const objects = await objectsOf(t, i >= 0 ? rbacLists[i] : await orForbidden(listScoped(t)));
       const kind = t.kind ?? objects[0]?.kind ?? t.resource;
       return { type: { group: t.group, kind, resource: t.resource, mode: t.mode as PropagationMode }, objects };
     }),
@@ -256,7 +290,7 @@ export async function readCluster(api: HncApi, focus: Focus): Promise<ClusterRea
   };
 }
 
-interface ForestRead {
+export interface ForestRead {
   namespaces: NamespaceObject[];
   hierarchies: HierarchyConfiguration[];
   anchors: SubnamespaceAnchor[];
@@ -391,20 +425,19 @@ export interface PreviewRequest {
 export async function runPreview(api: HncApi, io: Io, flags: PreviewFlags, req: PreviewRequest): Promise<void> {
   if (flags.dryRun === 'none') throw new Error('runPreview needs --dry-run');
   const dryRun = flags.dryRun;
-  const [read, admission0] = await Promise.all([readCluster(api, req.focus), checkAdmission(dryRun, req.writes)]);
+  // The hierarchy's part of the preview is computed as soon as the forest is read, while the
+  // objects still arrive; only the objects in its scope are kept.
+  let started: StartedPreview | undefined;
+  const scopeOf = (forest: ForestRead) =>
+    (started = startPreview({ policy: policyFromLabels(forest.namespaces), ...forest }, req.change)).scope;
+  const [read, admission0] = await Promise.all([readCluster(api, req.focus, scopeOf), checkAdmission(dryRun, req.writes)]);
   const admission = req.adjust ? req.adjust(admission0) : admission0;
-  const preview = previewChange(
-    {
-      policy: policyFromLabels(read.namespaces),
-      namespaces: read.namespaces,
-      hierarchies: read.hierarchies,
-      anchors: read.anchors,
-      types: read.types,
-      networkPolicies: read.networkPolicies,
-      ...(read.clusterRoles && { clusterRoles: read.clusterRoles }),
-    },
-    req.change,
-  );
+  if (!started) throw new Error('readCluster returned before the forest was read');
+  const preview = started.finish({
+    types: read.types,
+    networkPolicies: read.networkPolicies,
+    ...(read.clusterRoles && { clusterRoles: read.clusterRoles }),
+  });
   const report: PreviewReport = {
     kind: 'HierarchyChangePreview',
     apiVersion: API_VERSION,

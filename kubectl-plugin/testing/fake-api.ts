@@ -198,6 +198,17 @@ export class FakeApi implements HncApi {
       resourceVersion: '7',
     };
   }
+  async listSome(
+    type: ResourceType,
+    namespace: string | undefined,
+    keep: Promise<(namespace: string | undefined) => boolean>,
+  ): Promise<ObjectList> {
+    const list = await this.listAll(type, namespace);
+    const accept = await keep;
+    const items = list.items.filter((o) => accept(o.metadata?.namespace));
+    for (const o of items) delete (o.metadata as { managedFields?: unknown } | undefined)?.managedFields;
+    return { ...list, items };
+  }
   watch(type: ResourceType, namespace: string | undefined): Promise<void> {
     this.check(`watch ${type.resource} ${namespace ?? '*'}`);
     return Promise.resolve();

@@ -12,6 +12,8 @@ import type { CopyChange } from '../../core/preview/index.js';
 import { TestCluster, eventually, eventuallyEqual, kubectl, type TestUser } from '../support/cluster.js';
 import { createAnchor, getAnchor, getHierarchy, namespaceExists, setParent } from '../support/hnc.js';
 import { removeWebhookConfigurations, startHncWithWebhooks, waitForWebhooks } from '../support/manager.js';
+import { KubeHncApi } from '../../kubectl-plugin/kube-api.js';
+import type { AnyObject } from '../../kubectl-plugin/api.js';
 
 let cluster: TestCluster;
 let hnc: Hnc;
@@ -248,5 +250,26 @@ describe('kubectl hns --dry-run', () => {
     expect(bad.stderr).toContain('Invalid dry-run value (yes). Must be "none", "server", or "client".');
     const hc = await cluster.admin.get<HierarchyConfiguration>(hierarchyConfigurationPath(parent, Singleton.hierarchy));
     expect(hc.spec?.parent).toBe(teamA);
+  });
+});
+
+describe('what a preview reads', () => {
+  it("a cluster-wide list read as it arrives keeps exactly the scope's objects, as listed, without managedFields", async () => {
+    const api = new KubeHncApi(cluster.admin, 30_000);
+    const type = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', kind: 'RoleBinding' };
+    const scope = new Set([org, teamA]);
+    const inScope = (ns: string | undefined) => ns !== undefined && scope.has(ns);
+    const withoutManagedFields = (o: AnyObject) => {
+      const { managedFields: _, ...metadata } = o.metadata as { managedFields?: unknown };
+      return { ...o, metadata };
+    };
+    // Both lists at once, until no write fell between them (HNC is running).
+    const [all, some] = await eventually(async () => {
+      const lists = await Promise.all([api.listAll(type, undefined), api.listSome(type, undefined, Promise.resolve(inScope))]);
+      return lists[0].resourceVersion === lists[1].resourceVersion ? lists : undefined;
+    }, 'two lists at the same resourceVersion');
+    expect(all.items.length).toBeGreaterThan(some.items.length);
+    expect(some.items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`)).toContain(`${teamA}/org-admins`);
+    expect(some.items).toEqual(all.items.filter((o) => inScope(o.metadata?.namespace)).map(withoutManagedFields));
   });
 });
