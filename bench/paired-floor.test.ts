@@ -26,8 +26,8 @@ describe('pairPhase', () => {
     const perNs = (n: number, scale: number) => Array.from({ length: n }, (_, i) => (i + 1) * scale);
     // 100 namespaces: the floor's n-th object lands at n ms, HNC's at 1.2 n ms.
     const p = pairPhase({ allMs: 120, perNamespaceMs: perNs(100, 1.2) }, { allMs: 100, perNamespaceMs: perNs(100, 1) });
-    expect(p.hnc).toEqual({ allMs: 120, p50Ms: 60, p99Ms: 118.8 });
-    expect(p.floor).toEqual({ allMs: 100, p50Ms: 50, p99Ms: 99 });
+    expect(p.hnc).toEqual({ allMs: 120, p50Ms: 60, p99Ms: 118.8, firstMs: 1.2 });
+    expect(p.floor).toEqual({ allMs: 100, p50Ms: 50, p99Ms: 99, firstMs: 1 });
     expect(p.ratio).toBe(1.2);
     expect(p.p50Ratio).toBe(1.2);
     expect(p.p99Ratio).toBe(1.2);
@@ -42,7 +42,7 @@ describe('pairPhase', () => {
       { allMs: 100, perNamespaceMs: perNs(100, 1) },
       { allMs: 140, perNamespaceMs: perNs(100, 1.4) },
     );
-    expect(p.floor).toEqual({ allMs: 120, p50Ms: 60, p99Ms: 118.8 });
+    expect(p.floor).toEqual({ allMs: 120, p50Ms: 60, p99Ms: 118.8, firstMs: 1.2 });
     expect(p.ratio).toBe(1.1);
     expect(p.p99Ratio).toBe(1.1);
     expect(p.ratioBefore).toBe(1.32);
@@ -52,8 +52,8 @@ describe('pairPhase', () => {
 
 describe('summarizePairs', () => {
   const phase = (ratio: number, p99Ratio: number) => ({
-    hnc: { allMs: ratio * 100, p50Ms: 0, p99Ms: 0 },
-    floor: { allMs: 100, p50Ms: 0, p99Ms: 0 },
+    hnc: { allMs: ratio * 100, p50Ms: 0, p99Ms: 0, firstMs: 0 },
+    floor: { allMs: 100, p50Ms: 0, p99Ms: 0, firstMs: 0 },
     ratio,
     p50Ratio: ratio,
     p99Ratio,

@@ -114,9 +114,10 @@ export const PHASES: readonly Phase[] = ['create', 'update', 'delete'];
 
 /** One phase (create, update or delete) of a trial between its two floors: HNC's times ÷ theirs. */
 export interface PairedPhase {
-  hnc: { allMs: number; p50Ms: number; p99Ms: number };
+  /** `firstMs`: the first object in place (for HNC, from the source's write: its watch event and planning before the first copy). */
+  hnc: { allMs: number; p50Ms: number; p99Ms: number; firstMs: number };
   /** The mean of the floor before and the floor after. */
-  floor: { allMs: number; p50Ms: number; p99Ms: number };
+  floor: { allMs: number; p50Ms: number; p99Ms: number; firstMs: number };
   /** Every copy in place ÷ every floor object in place. */
   ratio: number;
   /** The per-namespace p50 and p99 ÷ the floor's. */
@@ -127,9 +128,14 @@ export interface PairedPhase {
   ratioAfter: number;
 }
 
-function shape(t: Timing): { allMs: number; p50Ms: number; p99Ms: number } {
+function shape(t: Timing): { allMs: number; p50Ms: number; p99Ms: number; firstMs: number } {
   const s = [...t.perNamespaceMs].sort((a, b) => a - b);
-  return { allMs: round(t.allMs, 1), p50Ms: round(percentile(s, 0.5), 1), p99Ms: round(percentile(s, 0.99), 1) };
+  return {
+    allMs: round(t.allMs, 1),
+    p50Ms: round(percentile(s, 0.5), 1),
+    p99Ms: round(percentile(s, 0.99), 1),
+    firstMs: round(s[0] ?? NaN, 1),
+  };
 }
 
 /** HNC's phase against the floors right before and right after it (their mean: linear drift cancels). */
@@ -141,6 +147,7 @@ export function pairPhase(hnc: Timing, before: Timing, after: Timing = before): 
     allMs: round((b.allMs + a.allMs) / 2, 1),
     p50Ms: round((b.p50Ms + a.p50Ms) / 2, 1),
     p99Ms: round((b.p99Ms + a.p99Ms) / 2, 1),
+    firstMs: round((b.firstMs + a.firstMs) / 2, 1),
   };
   return {
     hnc: h,

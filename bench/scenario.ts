@@ -971,7 +971,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
       };
       pairs.push(pair);
       const line = (p: PairedPhase) =>
-        `${p.hnc.allMs.toFixed(0)} ms ÷ floor ${p.floor.allMs.toFixed(0)} ms = ${p.ratio.toFixed(2)} (before ${p.ratioBefore.toFixed(2)}, after ${p.ratioAfter.toFixed(2)}; per namespace p99 ${p.p99Ratio.toFixed(2)})`;
+        `${p.hnc.allMs.toFixed(0)} ms ÷ floor ${p.floor.allMs.toFixed(0)} ms = ${p.ratio.toFixed(2)} (before ${p.ratioBefore.toFixed(2)}, after ${p.ratioAfter.toFixed(2)}; per namespace p99 ${p.p99Ratio.toFixed(2)}; first in place ${p.hnc.firstMs.toFixed(0)} ms, floor ${p.floor.firstMs.toFixed(0)} ms)`;
       log(
         `${name}: trial ${i + 1}/${opts.trials} (${kind}): create ${line(pair.create)}; update ${line(pair.update)}; delete ${line(pair.delete)}`,
       );
