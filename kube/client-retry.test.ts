@@ -43,6 +43,11 @@ async function busyServer(busy: number, retryAfter?: string): Promise<{ client: 
   return { client, requests: () => requests };
 }
 
+/** Polls a condition each turn of the event loop until it holds. */
+async function eventuallyTrue(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
 describe('KubeClient and 429 Too Many Requests', () => {
   it('sends the request again after Retry-After, as client-go does, and returns the answer', async () => {
     const { client, requests } = await busyServer(2, '0');
@@ -50,10 +55,52 @@ describe('KubeClient and 429 Too Many Requests', () => {
     expect(requests()).toBe(3);
   });
 
-  it('gives up after a few tries with the server’s own error', async () => {
+  it('gives up after a few tries with the server’s own error, saying how many', async () => {
     const { client, requests } = await busyServer(100, '0');
-    await expect(client.get('/api/v1/namespaces/a')).rejects.toSatisfy((e) => e instanceof ApiError && e.code === 429);
+    const err = await client.get('/api/v1/namespaces/a').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).code).toBe(429);
+    expect((err as ApiError).message).toContain('storage is (re)initializing (the last of 6 tries)');
     expect(requests()).toBe(6);
+  });
+
+  it('waits the time asked before sending again', async () => {
+    const { client, requests } = await busyServer(1, '1');
+    const start = Date.now();
+    expect(await client.get('/api/v1/namespaces/a')).toEqual({ ok: 2 });
+    expect(Date.now() - start).toBeGreaterThanOrEqual(1000);
+    expect(requests()).toBe(2);
+  });
+
+  it('does not retry past the caller’s timeout', async () => {
+    const { client, requests } = await busyServer(1, '1');
+    await expect(client.request('GET', '/api/v1/namespaces/a', { timeoutMs: 500 })).rejects.toSatisfy(
+      (e) => e instanceof ApiError && e.code === 429 && e.retries === 0,
+    );
+    expect(requests()).toBe(1);
+  });
+
+  it('retries with no timeout at all (0, as --request-timeout=0)', async () => {
+    const { client, requests } = await busyServer(1, '0');
+    expect(await client.request('GET', '/api/v1/namespaces/a', { timeoutMs: 0 })).toEqual({ ok: 2 });
+    expect(requests()).toBe(2);
+  });
+
+  it('ends a wait for a retry when the client is closed', async () => {
+    const { client, requests } = await busyServer(1, '2');
+    const answer = client.get('/api/v1/namespaces/a').catch((e: unknown) => e);
+    await eventuallyTrue(() => requests() === 1);
+    const start = Date.now();
+    client.close('stopping');
+    expect(String(await answer)).toContain('stopping');
+    expect(Date.now() - start).toBeLessThan(1000);
+    expect(requests()).toBe(1);
+  });
+
+  it('does not retry on an empty Retry-After', async () => {
+    const { client, requests } = await busyServer(1, '');
+    await expect(client.get('/api/v1/namespaces/a')).rejects.toSatisfy((e) => e instanceof ApiError && e.code === 429);
+    expect(requests()).toBe(1);
   });
 
   it('does not retry a 429 without Retry-After', async () => {

@@ -27,8 +27,14 @@ export class ApiError extends Error {
     readonly code: number,
     readonly status: Status | undefined,
     raw: string,
+    /** How many times the request was sent again after a 429 with Retry-After. */
+    readonly retries = 0,
   ) {
-    super(`${method} ${path}: ${code} ${status?.reason ?? ''} ${status?.message ?? raw.slice(0, 300)}`.replace(/\s+/g, ' ').trim());
+    super(
+      `${method} ${path}: ${code} ${status?.reason ?? ''} ${status?.message ?? raw.slice(0, 300)}${retries ? ` (the last of ${retries + 1} tries)` : ''}`
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
   }
   get reason(): string | undefined {
     return this.status?.reason;
@@ -143,8 +149,10 @@ export interface Response {
 /**
  * A 429 with Retry-After is the API server saying "not now" without having done anything (a
  * resource's watch cache (re)initializing after a CRD change, or API Priority and Fairness
- * shedding load): as client-go (kubectl) does, the request is sent again after the time it asks
- * for, a few times, instead of failing the command or the reconcile.
+ * shedding load): like client-go (kubectl), the request is sent again after the time it asks for,
+ * within the caller's time budget, instead of failing the command or the reconcile. Unlike
+ * client-go (up to 10 tries, waiting as long as asked), at most 5 tries and 2 s a wait: a
+ * reconcile or a review would rather fail and be retried by its own loop than stall.
  */
 const TOO_MANY_REQUESTS_RETRIES = 5;
 const RETRY_AFTER_MAX_SECONDS = 2;
@@ -315,6 +323,8 @@ export class KubeClient {
 
   private readonly inFlight = new Set<ClientRequest>();
   private closed?: Error;
+  /** The retries' waits in progress (close() ends them). */
+  private readonly waits = new Set<() => void>();
 
   /**
    * Ends every request in flight and fails every later one at once: the last step of a stop that
@@ -324,6 +334,20 @@ export class KubeClient {
     this.closed = new Error(reason);
     for (const req of this.inFlight) req.destroy(this.closed);
     this.inFlight.clear();
+    for (const wake of [...this.waits]) wake();
+  }
+
+  /** Waits before a retry; close() ends the wait at once (the retry then fails as closed). */
+  private wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.waits.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.waits.add(wake);
+    });
   }
 
   /** Sends one request and returns the raw answer, whatever its status code. */
@@ -348,11 +372,12 @@ export class KubeClient {
         const sink = opts.onChunk && code >= 200 && code < 300 ? opts.onChunk : (c: Buffer) => chunks.push(c);
         res.on('data', sink);
         res.on('end', () => {
-          const retryAfter = res.statusCode === 429 ? Number(res.headers['retry-after']) : NaN;
+          // Whole seconds only (RFC 9110's delay-seconds); an empty or dated header asks for no retry here.
+          const retryAfter = res.statusCode === 429 ? res.headers['retry-after'] : undefined;
           resolve({
             statusCode: res.statusCode ?? 0,
             body: chunks.length === 0 ? '' : (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'),
-            ...(Number.isFinite(retryAfter) && retryAfter >= 0 ? { retryAfterSeconds: retryAfter } : {}),
+            ...(retryAfter !== undefined && /^\d{1,9}$/.test(retryAfter) ? { retryAfterSeconds: Number(retryAfter) } : {}),
           });
         });
         res.on('error', reject);
@@ -390,11 +415,19 @@ export class KubeClient {
 
   /** Sends one request and parses the JSON answer; a non-2xx answer throws an ApiError. */
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    // The caller's timeout bounds the retries too: no retry that could not be answered within it
+    // (0, as kubectl's --request-timeout=0, is no timeout).
+    const budget = opts.timeoutMs ?? 30_000;
+    const deadline = budget > 0 ? Date.now() + budget : Infinity;
     let res = await this.raw(method, path, opts);
-    for (let retry = 0; res.retryAfterSeconds !== undefined && retry < TOO_MANY_REQUESTS_RETRIES; retry++) {
+    let retries = 0;
+    while (res.retryAfterSeconds !== undefined && retries < TOO_MANY_REQUESTS_RETRIES) {
       const waitMs = Math.min(res.retryAfterSeconds, RETRY_AFTER_MAX_SECONDS) * 1000;
-      await new Promise<void>((resolve) => setTimeout(resolve, waitMs));
-      res = await this.raw(method, path, opts);
+      const left = deadline - Date.now() - waitMs;
+      if (left <= 0) break;
+      await this.wait(waitMs);
+      retries++;
+      res = await this.raw(method, path, { ...opts, timeoutMs: budget > 0 ? left : 0 });
     }
     if (res.statusCode < 200 || res.statusCode >= 300) {
       let status: Status | undefined;
@@ -403,7 +436,7 @@ export class KubeClient {
       } catch {
         status = undefined;
       }
-      throw new ApiError(method, path, res.statusCode, status, res.body);
+      throw new ApiError(method, path, res.statusCode, status, res.body, retries);
     }
     return (res.body ? JSON.parse(res.body) : undefined) as T;
   }
