@@ -72,9 +72,14 @@ export class LeaderElector {
 
   private async tick(): Promise<void> {
     if (this.stopped) return;
+    // A leader's renewal must end by its renew deadline, retries included: past it, another
+    // replica may take the lease once it expires, so this one must have stopped acting by then.
+    const budgetEnd = (this.leading ? this.lastRenew : Date.now()) + this.deadline;
     try {
-      const ok = await this.tryAcquireOrRenew();
-      if (ok) this.lastRenew = Date.now();
+      const renewedAt = await this.tryAcquireOrRenew(budgetEnd);
+      const ok = renewedAt !== undefined;
+      // The time written as renewTime, not the time the answer came: others count the lease from it.
+      if (ok) this.lastRenew = renewedAt;
       if (ok && !this.leading) {
         this.leading = true;
         this.opts.logger.info({ lease: this.opts.name, identity: this.opts.identity }, 'became the leader');
@@ -92,21 +97,33 @@ export class LeaderElector {
     if (!this.stopped) this.timer = setTimeout(() => void this.tick(), this.retry);
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  /** The renewTime written (ms), or undefined when another holds the lease. */
+  private async tryAcquireOrRenew(budgetEnd: number): Promise<number | undefined> {
     const now = new Date();
-    const lease = await this.opts.client.get<Lease>(this.path).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
+    const client = this.opts.client;
+    const timeoutMs = (): number => {
+      const left = budgetEnd - Date.now();
+      if (left <= 0) throw new Error(`no answer within the renew deadline (${this.deadline} ms)`);
+      return left;
+    };
+    const lease = await client
+      .request<Lease>('GET', this.path, { timeoutMs: timeoutMs() })
+      .catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
     const spec = { holderIdentity: this.opts.identity, leaseDurationSeconds: Math.ceil(this.duration / 1000), renewTime: micro(now) };
     if (!lease) {
       try {
-        await this.opts.client.create(`/apis/coordination.k8s.io/v1/namespaces/${this.opts.namespace}/leases`, {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name: this.opts.name, namespace: this.opts.namespace },
-          spec: { ...spec, acquireTime: micro(now), leaseTransitions: 0 },
+        await client.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${this.opts.namespace}/leases`, {
+          timeoutMs: timeoutMs(),
+          body: {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name: this.opts.name, namespace: this.opts.namespace },
+            spec: { ...spec, acquireTime: micro(now), leaseTransitions: 0 },
+          },
         });
-        return true;
+        return now.getTime();
       } catch (err) {
-        if (isConflict(err)) return false;
+        if (isConflict(err)) return undefined;
         throw err;
       }
     }
@@ -114,7 +131,7 @@ export class LeaderElector {
     this.lastHolder = holder || undefined;
     const renewed = lease.spec.renewTime ? Date.parse(lease.spec.renewTime) : 0;
     const expired = renewed + (lease.spec.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
-    if (holder && holder !== this.opts.identity && !expired) return false;
+    if (holder && holder !== this.opts.identity && !expired) return undefined;
     const taking = holder !== this.opts.identity;
     const next: Lease = {
       ...lease,
@@ -125,10 +142,10 @@ export class LeaderElector {
       },
     };
     try {
-      await this.opts.client.replace(this.path, next);
-      return true;
+      await client.request('PUT', this.path, { timeoutMs: timeoutMs(), body: next });
+      return now.getTime();
     } catch (err) {
-      if (isConflict(err)) return false;
+      if (isConflict(err)) return undefined;
       throw err;
     }
   }

@@ -1,0 +1,94 @@
+// Leader election against a real HTTPS server that plays the Lease API: when the API server
+// throttles every renewal, the leader stops acting before the lease it last wrote expires (when
+// another replica may take it), retries of the throttled requests included.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { KubeClient } from './client.js';
+import { LeaderElector } from './leader.js';
+import { localHttpsServers, type LocalHttpsServers } from './testing-https.js';
+
+let servers: LocalHttpsServers;
+beforeAll(async () => {
+  servers = await localHttpsServers('leader-test');
+});
+afterEach(() => servers.close());
+
+interface LeaseSpec {
+  holderIdentity?: string;
+  renewTime?: string;
+  leaseDurationSeconds?: number;
+}
+
+/** One Lease, kept in memory; every request answered 429 (Retry-After: 1) while `throttled`. */
+async function leaseServer() {
+  const state = { lease: undefined as { metadata: object; spec: LeaseSpec } | undefined, throttled: false, written: [] as number[] };
+  const answer = (res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(code, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const { port } = await servers.serve((req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      if (state.throttled)
+        return answer(
+          res,
+          429,
+          { kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'too many requests' },
+          { 'retry-after': '1' },
+        );
+      if (req.method === 'GET')
+        return state.lease ? answer(res, 200, state.lease) : answer(res, 404, { kind: 'Status', code: 404, reason: 'NotFound' });
+      state.lease = JSON.parse(body) as { metadata: object; spec: LeaseSpec };
+      state.written.push(Date.parse(state.lease.spec.renewTime ?? ''));
+      return answer(res, req.method === 'POST' ? 201 : 200, state.lease);
+    });
+  });
+  const client = KubeClient.fromConnection({
+    kind: 'direct',
+    server: `https://127.0.0.1:${port}`,
+    tls: { ca: Buffer.from(servers.caPem), rejectUnauthorized: true },
+    headers: () => ({}),
+    source: 'test',
+  });
+  return { state, client };
+}
+
+const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+describe('LeaderElector', () => {
+  it('stops leading before its lease expires when every renewal is throttled', async () => {
+    const { state, client } = await leaseServer();
+    let started!: () => void;
+    let stopped!: (at: number) => void;
+    const leading = new Promise<void>((r) => (started = r));
+    const stoppedAt = new Promise<number>((r) => (stopped = r));
+    const elector = new LeaderElector({
+      client,
+      namespace: 'hnc-system',
+      name: 'hnc-leader',
+      identity: 'me',
+      leaseDurationMs: 3_000,
+      renewDeadlineMs: 1_500,
+      retryPeriodMs: 200,
+      logger: quiet,
+      onStartedLeading: () => started(),
+      onStoppedLeading: () => stopped(Date.now()),
+    });
+    elector.start();
+    try {
+      await leading;
+      // Let it renew at least once, then throttle everything (each 429 asks for a 1 s wait).
+      while (state.written.length < 2) await new Promise((r) => setTimeout(r, 50));
+      state.throttled = true;
+      const lastWritten = Math.max(...state.written);
+      const at = await stoppedAt;
+      // Others may take the lease from lastWritten + its duration: this replica stopped before.
+      expect(at).toBeLessThan(lastWritten + 3_000);
+      expect(elector.isLeader).toBe(false);
+    } finally {
+      await elector.stop();
+      client.close();
+    }
+  });
+});
