@@ -185,6 +185,32 @@ describe('ConfigReconciler', () => {
     });
   });
 
+  it('writes changed counts after 10 s even if propagation never settles', async () => {
+    let now = 0;
+    const t = setup({ configs: [config()], now: () => now });
+    await t.reconciler.reconcile();
+    t.echoLastWrite();
+    t.writes.clear();
+    // Sources come and go all the time: never idle, never still.
+    t.state.idle = false;
+    t.counts.set('roles', { propagated: 3, sources: 1 });
+    expect(await t.reconciler.reconcile()).toEqual({ requeueAfter: 1000 });
+    now = 9_500;
+    t.counts.set('roles', { propagated: 5, sources: 2 });
+    expect(await t.reconciler.reconcile()).toEqual({ requeueAfter: 500 });
+    expect(t.writes.writes).toEqual([]);
+    now = 10_000;
+    await t.reconciler.reconcile();
+    expect(t.writes.lines()).toEqual([`update ${CONFIG}/${Singleton.config}`]);
+    t.echoLastWrite();
+    t.writes.clear();
+    // The wait starts again from the next change.
+    now = 10_100;
+    t.counts.set('roles', { propagated: 6, sources: 2 });
+    expect(await t.reconciler.reconcile()).toEqual({ requeueAfter: 1000 });
+    expect(t.writes.writes).toEqual([]);
+  });
+
   it('plans nothing from a cache that has not seen its last status write yet (read-your-writes)', async () => {
     const t = setup({ configs: [config()] });
     await t.reconciler.reconcile();

@@ -37,6 +37,11 @@ const STATUS_DELAY_MS = 1000;
  * enough to keep the write within STATUS_DELAY_MS of the propagation's end.
  */
 const COUNTS_STILL_MS = 250;
+/**
+ * Changed counts are written after this long even if propagation never settles (sources of a
+ * propagated kind created and deleted more often than COUNTS_STILL_MS, all day): late, not never.
+ */
+const COUNTS_MAX_WAIT_MS = 10_000;
 /** Types that did not resolve (a CRD not installed yet) are retried this often. */
 const RESYNC_MS = 30_000;
 /** While the manager may not access a configured kind, its access is checked again this often. */
@@ -106,10 +111,14 @@ export interface ConfigReconcilerDeps {
 export class ConfigReconciler {
   private readonly expectations: WriteExpectations;
   private summary?: { version: number; computedAt: number; costMs: number; conditions: NamespaceCondition[] };
+  /** Since when (deps.now) the status has differed from the written one in its counts only. */
+  private countsDifferSince?: number;
 
   constructor(private readonly deps: ConfigReconcilerDeps) {
     this.expectations = deps.expectations ?? new WriteExpectations();
   }
+
+  private readonly clock = (): number => (this.deps.now ?? performance.now.bind(performance))();
 
   /** `rid` names this reconcile on its log lines (kube/log-context.ts). */
   async reconcile(rid?: string): Promise<ReconcileResult> {
@@ -153,21 +162,30 @@ export class ConfigReconciler {
       config.status,
       new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     );
-    if (!leader || jsonEqual(status, config.status ?? {})) return recheck;
+    if (!leader || jsonEqual(status, config.status ?? {})) {
+      this.countsDifferSince = undefined;
+      return recheck;
+    }
     // Counts move on every copy written: while propagation is under way, wait for it to settle
     // rather than write the status again and again (and after a restart, rather than write
-    // counts that are still being recomputed).
+    // counts that are still being recomputed), but never longer than COUNTS_MAX_WAIT_MS.
     const countsOnly = jsonEqual(withoutCounts(status), withoutCounts(config.status ?? {}));
-    if (countsOnly && !this.deps.types.idle()) return earliest(recheck, { requeueAfter: STATUS_DELAY_MS });
-    // Idle is not settled: between a propagation and the next change (a source created, then
-    // deleted) the queues may be empty for a moment; counts written then would be written back.
-    // Usually the count's last change is long past (this runs STATUS_DELAY_MS after its first).
-    const settle = countsOnly ? this.deps.types.countsSettleInMs() : 0;
-    if (settle > 0) return earliest(recheck, { requeueAfter: settle });
+    const now = countsOnly ? this.clock() : 0;
+    const since = countsOnly ? (this.countsDifferSince ??= now) : (this.countsDifferSince = undefined);
+    if (since !== undefined && now - since < COUNTS_MAX_WAIT_MS) {
+      const left = since + COUNTS_MAX_WAIT_MS - now;
+      if (!this.deps.types.idle()) return earliest(recheck, { requeueAfter: Math.min(STATUS_DELAY_MS, left) });
+      // Idle is not settled: between a propagation and the next change (a source created, then
+      // deleted) the queues may be empty for a moment; counts written then would be written back.
+      // Usually the count's last change is long past (this runs STATUS_DELAY_MS after its first).
+      const settle = this.deps.types.countsSettleInMs();
+      if (settle > 0) return earliest(recheck, { requeueAfter: Math.min(settle, left) });
+    }
     if (this.expectations.stale(KEY, config.metadata.resourceVersion)) return recheck;
     try {
       await this.deps.writes.replace(hncConfigurationPath(KEY), { ...config, status });
       this.expectations.wrote(KEY, config.metadata.resourceVersion);
+      this.countsDifferSince = undefined;
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
@@ -182,7 +200,7 @@ export class ConfigReconciler {
   private namespaceSummary(): { conditions: NamespaceCondition[]; staleForMs?: number } {
     const h = this.deps.hierarchy;
     const kept = this.summary;
-    const clock = this.deps.now ?? (() => performance.now());
+    const clock = this.clock;
     const now = clock();
     if (kept && kept.version === h.version) return { conditions: kept.conditions };
     if (kept && kept.costMs >= SUMMARY_CHEAP_MS) {
