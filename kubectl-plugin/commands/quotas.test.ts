@@ -6,7 +6,8 @@ import { ServerError } from '../errors.js';
 import type { TreeNode } from '../model.js';
 import { renderDescribe } from '../render/describe-text.js';
 import { renderTreeText } from '../render/tree-text.js';
-import { ancestorsOf, hrqView, loadDescribeQuotas, quotaSuffixes, usageText, type QuotaData } from './quotas.js';
+import { PER_NAMESPACE_CONCURRENCY } from '../concurrency.js';
+import { ancestorsOf, hrqView, loadDescribeQuotas, loadQuotas, quotaSuffixes, usageText, type QuotaData } from './quotas.js';
 
 const hrq = (namespace: string, name: string, hard: Record<string, string>, used?: Record<string, string>): HierarchicalResourceQuota => ({
   apiVersion: 'hnc.x-k8s.io/v1alpha2',
@@ -66,6 +67,30 @@ describe('hierarchical quotas in the plugin', () => {
     expect(renderDescribe({ namespace: 'dev', inherited: { objects: [], checked: [], notes: [] }, events: [] }, new Date())).not.toContain(
       'Hierarchical resource quotas',
     );
+  });
+
+  it('reads namespace by namespace a few requests at a time when the user may not list cluster-wide', async () => {
+    const forbidden = new ServerError(403, 'forbidden');
+    const namespaces = Array.from({ length: 300 }, (_, i) => `ns-${i}`);
+    let inFlight = 0;
+    let most = 0;
+    const slowly = async <T>(value: T): Promise<T> => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      inFlight--;
+      return value;
+    };
+    const api = {
+      listAll: () => Promise.reject(forbidden),
+      listObjects: (ns: string) => slowly([hrq(ns, 'q', { pods: '1' })]),
+      getObject: (ns: string) => slowly({ metadata: { namespace: ns }, spec: { hard: { pods: '1' } }, status: { used: { pods: '0' } } }),
+    } as unknown as HncApi;
+    const data = await loadQuotas(api, namespaces);
+    expect(data.hrqs.size).toBe(300);
+    expect(data.usage.size).toBe(300);
+    expect(most).toBeLessThanOrEqual(PER_NAMESPACE_CONCURRENCY);
+    expect(most).toBeGreaterThan(1);
   });
 
   it('describe says nothing when no HRQ applies, even if those above cannot be read (the namespace has no singleton)', async () => {

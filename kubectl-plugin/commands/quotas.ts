@@ -8,6 +8,7 @@ import type { HierarchicalResourceQuota } from '../../core/api/types.js';
 import { parseResourceList, resourceListText, summaries, type Quantities } from '../../core/hrq/hrq.js';
 import { addQuantities, formatQuantity, ZERO, type Quantity } from '../../core/quantity/quantity.js';
 import type { AnyObject, HncApi, Namespace, ResourceType } from '../api.js';
+import { PER_NAMESPACE_CONCURRENCY, mapLimit } from '../concurrency.js';
 import { isForbidden, isNotFound } from '../errors.js';
 import type { DescribeQuotas, HrqView, TreeNode } from '../model.js';
 
@@ -105,23 +106,22 @@ export async function loadQuotas(
       return data;
     }
   }
-  await Promise.all(
-    namespaces.map(async (ns) => {
-      const [hrqs, rq] = await Promise.all([
-        read(api.listObjects(ns, HRQ_TYPE), `list the HierarchicalResourceQuotas in ${ns}`),
-        usageOf.has(ns)
-          ? read(api.getObject(ns, RQ_TYPE, HRQ_RESOURCE_QUOTA_NAME), `read the ResourceQuota ${HRQ_RESOURCE_QUOTA_NAME} in ${ns}`)
-          : ({ ok: true, value: undefined } as const),
-      ]);
-      if (hrqs.ok) {
-        if (hrqs.value.length) data.hrqs.set(ns, hrqs.value as unknown as HierarchicalResourceQuota[]);
-      } else if ('absent' in hrqs) data.served = false;
-      else note(ns, hrqs.note);
-      if (rq.ok) {
-        if (rq.value) keep(rq.value);
-      } else if ('note' in rq) note(ns, rq.note);
-    }),
-  );
+  // Namespace by namespace, a few dozen requests at a time (kubectl-plugin/concurrency.ts).
+  await mapLimit(namespaces, PER_NAMESPACE_CONCURRENCY / 2, async (ns) => {
+    const [hrqs, rq] = await Promise.all([
+      read(api.listObjects(ns, HRQ_TYPE), `list the HierarchicalResourceQuotas in ${ns}`),
+      usageOf.has(ns)
+        ? read(api.getObject(ns, RQ_TYPE, HRQ_RESOURCE_QUOTA_NAME), `read the ResourceQuota ${HRQ_RESOURCE_QUOTA_NAME} in ${ns}`)
+        : ({ ok: true, value: undefined } as const),
+    ]);
+    if (hrqs.ok) {
+      if (hrqs.value.length) data.hrqs.set(ns, hrqs.value as unknown as HierarchicalResourceQuota[]);
+    } else if ('absent' in hrqs) data.served = false;
+    else note(ns, hrqs.note);
+    if (rq.ok) {
+      if (rq.value) keep(rq.value);
+    } else if ('note' in rq) note(ns, rq.note);
+  });
   return data;
 }
 
