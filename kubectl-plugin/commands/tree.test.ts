@@ -32,28 +32,42 @@ describe('tree', () => {
     expect(await tree(org(), ['dev', 'team-b'])).toBe('dev\n└── [s] dev-x\nteam-b\n\n[s] indicates subnamespaces\n');
   });
 
-  it('reads a parent with hundreds of children a few requests at a time, and prints them all', async () => {
+  /** A parent with 300 children whose per-namespace reads take a turn each; `most()`: the most in flight at once. */
+  function wide(): { api: FakeApi; most: () => number } {
     const children = Array.from({ length: 300 }, (_, i) => `child-${String(i).padStart(3, '0')}`);
     const api = new FakeApi().addNamespace('big', { children });
     for (const c of children) api.addNamespace(c, { parent: 'big' });
     let inFlight = 0;
     let most = 0;
     const slow =
-      <T>(read: () => Promise<T>) =>
-      async (): Promise<T> => {
+      <A extends unknown[], T>(read: (...args: A) => Promise<T>) =>
+      async (...args: A): Promise<T> => {
         inFlight++;
         most = Math.max(most, inFlight);
         await new Promise<void>((resolve) => setImmediate(resolve));
         inFlight--;
-        return read();
+        return read.apply(api, args);
       };
-    const { getNamespace, getHierarchy } = api;
-    api.getNamespace = (name) => slow(() => getNamespace.call(api, name))();
-    api.getHierarchy = (name) => slow(() => getHierarchy.call(api, name))();
+    api.getNamespace = slow(api.getNamespace);
+    api.getHierarchy = slow(api.getHierarchy);
+    api.listAnchors = slow(api.listAnchors);
+    return { api, most: () => most };
+  }
+
+  it('reads a parent with hundreds of children a few requests at a time, and prints them all', async () => {
+    const { api, most } = wide();
     const out = await tree(api, ['big']);
     expect(out.split('\n').filter((l) => l.includes('child-'))).toHaveLength(300);
-    expect(most).toBeLessThanOrEqual(PER_NAMESPACE_CONCURRENCY);
-    expect(most).toBeGreaterThan(1);
+    expect(most()).toBeLessThanOrEqual(PER_NAMESPACE_CONCURRENCY);
+    expect(most()).toBeGreaterThan(1);
+  });
+
+  it('-A, when HCs cannot be listed, reads each namespace a few requests at a time in all', async () => {
+    const { api, most } = wide();
+    api.forbidden.add('list hc');
+    const out = await tree(api, [], { allNamespaces: true });
+    expect(out.split('\n').filter((l) => l.includes('child-'))).toHaveLength(300);
+    expect(most()).toBeLessThanOrEqual(PER_NAMESPACE_CONCURRENCY);
   });
 
   it('needs a namespace or -A', async () => {

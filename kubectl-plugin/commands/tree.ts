@@ -108,7 +108,10 @@ export function liveSource(api: HncApi, limit: Limit = limiter(PER_NAMESPACE_CON
 }
 
 /** Lists every namespace and, if allowed, every HC; falls back to per-namespace reads of HCs. */
-export async function snapshotSource(api: HncApi): Promise<{ names: string[]; source: InfoSource }> {
+export async function snapshotSource(
+  api: HncApi,
+  limit: Limit = limiter(PER_NAMESPACE_CONCURRENCY),
+): Promise<{ names: string[]; source: InfoSource }> {
   const namespaces = await api.listNamespaces();
   let hcs: Map<string, HierarchyConfiguration> | undefined;
   try {
@@ -117,7 +120,7 @@ export async function snapshotSource(api: HncApi): Promise<{ names: string[]; so
     if (!isForbidden(err)) throw err;
   }
   const byNs = new Map(namespaces.map((ns) => [ns.metadata.name ?? '', ns]));
-  const live = liveSource(api);
+  const live = liveSource(api, limit);
   const source: InfoSource = async (name) => {
     const ns = byNs.get(name);
     if (!ns) return problemInfo(name, new ServerError(404, `namespaces "${name}" not found`));
@@ -174,8 +177,9 @@ export async function loadTrees(api: HncApi, roots: readonly string[]): Promise<
 
 /** Every tree: the roots and cycle members (as HNC), then whatever they did not reach. */
 export async function loadAllTrees(api: HncApi): Promise<TreeNode[]> {
-  const { names, source } = await snapshotSource(api);
-  const anchors = anchorSource(api);
+  const limit = limiter(PER_NAMESPACE_CONCURRENCY);
+  const { names, source } = await snapshotSource(api, limit);
+  const anchors = anchorSource(api, limit);
   const placed = new Set<string>();
   const trees: TreeNode[] = [];
   for (const name of names) {
