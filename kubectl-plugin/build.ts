@@ -21,6 +21,16 @@ const common = { bundle: true, platform: 'node', target: 'node20', minify: true,
 const deferred = await build({ ...common, entryPoints: [clientNodeEntry], format: 'cjs', write: false });
 const deferredText = deferred.outputFiles[0]?.text;
 if (!deferredText) throw new Error(`bundling ${clientNodeEntry} gave no output`);
+// The text is compiled as a CommonJS function body: a dynamic import() or import.meta in it would
+// fail only when an exec or auth-provider user connects, so such a client-node fails the build.
+// esbuild's warnings (e.g. "import.meta" emptied in CommonJS) fail it too.
+const unsupported = /\bimport\s*\(|\bimport\.meta\b/.exec(deferredText);
+if (deferred.warnings.length || unsupported)
+  throw new Error(
+    `bundling ${clientNodeEntry} as a deferred CommonJS text: ${
+      unsupported ? `it holds "${unsupported[0]}", which compileFunction cannot run` : `${deferred.warnings.length} warning(s), see above`
+    }`,
+  );
 
 /**
  * client-node.ts, and client-node itself wherever it is imported (only ever dynamically, as in
