@@ -2,6 +2,7 @@
 // --thread, in a worker thread of it, as the manager serves): HNC's webhook server and handlers over
 // a wide tree, answering the driver's questions about what the reviews cost.
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import tls from 'node:tls';
 import { parseArgs } from 'node:util';
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 import { PropagationMode } from '../core/api/constants.js';
@@ -28,7 +29,15 @@ export interface Usage {
   reviews: number;
 }
 
-export type ToServer = { t: 'start'; cert: string; key: string; size: number } | { t: 'usage' };
+/**
+ * What serves: `lean`, HNC's WebhookServer over its own HTTP/1.1 layer (the default); `node`, the same
+ * over node:https (--webhook-http-server=node); `fixed`, a bare node:tls server that only
+ * finds each request's end (its Content-Length) and answers one fixed allowed review: the floor of
+ * TLS, the kernel and the wake-ups, with no HTTP layer and no handler.
+ */
+export type HttpMode = 'lean' | 'node' | 'fixed';
+
+export type ToServer = { t: 'start'; cert: string; key: string; size: number; http?: HttpMode } | { t: 'usage' };
 export type FromServer = { t: 'port'; port: number } | { t: 'usage'; usage: Usage };
 
 /** The serving side: the server and handlers over a wide tree, answering usage questions. */
@@ -66,6 +75,11 @@ async function serve(post: (m: FromServer) => void, on: (f: (m: ToServer) => voi
       reviews = 0;
       return;
     }
+    if (m.http === 'fixed') {
+      const port = fixedServer(m.cert, m.key, () => reviews++);
+      void port.then((p) => post({ t: 'port', port: p }));
+      return;
+    }
     const h = new Hierarchy(new HierarchyPolicy());
     const facts = (labels: Record<string, string>) => ({ labels, annotations: {}, deleting: false });
     h.setNamespace(ROOT, facts({ [depthLabel(ROOT)]: '0' }));
@@ -98,11 +112,37 @@ async function serve(post: (m: FromServer) => void, on: (f: (m: ToServer) => voi
         allowWhileStarting: ALLOW_WHILE_STARTING,
         logger: createLogger({ level: 'info', format: 'json', destination: { write: () => undefined } }),
         onReview: () => reviews++,
+        http: m.http === 'node' ? 'node' : 'lean',
       }),
       handlers,
     );
     void server.start().then((port) => post({ t: 'port', port }));
   });
+}
+
+/** The `fixed` mode: each request read to its Content-Length, then one fixed answer in one write. */
+function fixedServer(cert: string, key: string, counted: () => void): Promise<number> {
+  const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'fixed', allowed: true } });
+  const answer = `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const server = tls.createServer({ cert, key, ALPNProtocols: ['http/1.1'] }, (socket) => {
+    let buf: Buffer = Buffer.alloc(0);
+    socket.setNoDelay(true);
+    socket.on('data', (d: Buffer) => {
+      buf = buf.length ? Buffer.concat([buf, d]) : d;
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const m = /\r\ncontent-length: *(\d+)/i.exec(buf.subarray(0, end).toString('latin1'));
+        const total = end + 4 + Number(m?.[1] ?? 0);
+        if (buf.length < total) return;
+        buf = buf.subarray(total);
+        counted();
+        socket.write(answer);
+      }
+    });
+    socket.on('error', () => socket.destroy());
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 }
 
 if (!isMainThread) {

@@ -1,4 +1,5 @@
-// `tsx bench/admission-cpu.ts [--size 1000] [--rate 500] [--seconds 6] [--concurrency 16] [--thread] [--young MB] [--profile DIR]`
+// `tsx bench/admission-cpu.ts [--size 1000] [--rate 500] [--seconds 6] [--concurrency 16] [--thread] [--young MB]
+//   [--http lean|node|fixed] [--profile DIR]`
 //
 // What one review costs the webhook server, without a cluster: HNC's webhook server and handlers
 // (webhooks/routes.ts, the same code the admission worker serves) in a child process with the
@@ -15,7 +16,7 @@ import type { ChildProcess } from 'node:child_process';
 import { fork } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { CertificateAuthority } from '../kube/pki.js';
-import { child, depthLabel, ROOT, SOURCE, type FromServer, type ToServer, type Usage } from './admission-cpu-server.js';
+import { child, depthLabel, ROOT, SOURCE, type FromServer, type HttpMode, type ToServer, type Usage } from './admission-cpu-server.js';
 import { bundle, LoadGenerator } from './hnc-process.js';
 import { shippedNodeFlags } from './node-flags.js';
 import type { LatencyResult } from './webhook-load.js';
@@ -28,6 +29,7 @@ const { values: flags } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     thread: { type: 'boolean', default: false },
     young: { type: 'string' },
+    http: { type: 'string', default: 'lean' },
     profile: { type: 'string' },
   },
   strict: true,
@@ -50,7 +52,9 @@ async function main(): Promise<void> {
   const replies: Array<(m: FromServer) => void> = [];
   server.on('message', (m: FromServer) => replies.shift()?.(m));
   const ask = (m: ToServer) => new Promise<FromServer>((r) => (replies.push(r), server.send(m)));
-  const { port } = (await ask({ t: 'start', cert: serving.cert, key: serving.key, size })) as { port: number };
+  const { port } = (await ask({ t: 'start', cert: serving.cert, key: serving.key, size, http: flags.http as HttpMode })) as {
+    port: number;
+  };
   const leaves = Array.from({ length: Math.min(200, size - 2) }, (_, i) => child(i + 2));
   const labels: Record<string, Record<string, string>> = { [ROOT]: { [depthLabel(ROOT)]: '0' } };
   for (const ns of leaves) labels[ns] = { [depthLabel(ns)]: '0', [depthLabel(ROOT)]: '1' };

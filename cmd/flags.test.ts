@@ -51,6 +51,12 @@ describe('manager flags', () => {
     expect(() => parseManagerFlags(['--reconciler-nice', '20'])).toThrow('--reconciler-nice must be a whole number from 0 to 19, not "20"');
   });
 
+  it('serves the webhooks over the lean HTTP layer by default, over node with --webhook-http-server node, and refuses others', () => {
+    expect(parseManagerFlags([]).webhookHttpServer).toBe('lean');
+    expect(parseManagerFlags(['--webhook-http-server', 'node']).webhookHttpServer).toBe('node');
+    expect(() => parseManagerFlags(['--webhook-http-server=h2'])).toThrow('--webhook-http-server must be one of lean, node, not "h2"');
+  });
+
   it('refuses a non-numeric --max-reconciles', () => {
     expect(() => parseManagerFlags(['--max-reconciles', 'many'])).toThrow(
       '--max-reconciles must be a whole number of at least 1, not "many"',

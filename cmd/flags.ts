@@ -5,6 +5,7 @@ import { DEFAULT_EXCLUDED_NAMESPACES, DEFAULT_HNC_NAMESPACE, DEFAULT_NOPROPAGATI
 import { HierarchyPolicy } from '../core/hierarchy/policy.js';
 import { copyPolicy, DEFAULT_NEVER_COPIED_KEYS } from '../core/propagation/copy.js';
 import type { PropagationOptions } from '../core/propagation/decide.js';
+import { WEBHOOK_HTTP, type WebhookHttp } from '../webhooks/server.js';
 
 /**
  * Propagating one object is one write per descendant, each its own namespace reconcile: the API
@@ -27,6 +28,8 @@ export interface ManagerFlags {
   webhookHost?: string;
   /** (hnc-ts) Serve the webhooks on the main thread instead of the admission thread (less memory; reviews wait for reconciles). */
   webhooksOnMainThread: boolean;
+  /** (hnc-ts) The webhooks' HTTP layer: the lean one (default) or node's https server. */
+  webhookHttpServer: WebhookHttp;
   /** (hnc-ts) With the webhooks on their own thread: the nice value the main (reconciling) thread lowers itself to (0: off). */
   reconcilerNice: number;
   certDir?: string;
@@ -62,6 +65,9 @@ export const MANAGER_FLAG_HELP = `Manager flags (as HNC's unless marked):
                                      server is on this machine; else no webhooks, with a warning)
   --webhooks-on-main-thread          (hnc-ts) serve the webhooks on the controller's thread, not a thread of their own:
                                      less memory (no second heap and hierarchy), but reviews wait while it reconciles
+  --webhook-http-server lean|node    (hnc-ts) the webhooks' HTTP layer: lean (default; HTTP/1.1 with Content-Length
+                                     bodies, cheaper per review) or node (node's https server, which also reads
+                                     chunked bodies): a way back without a new image
   --reconciler-nice N                (hnc-ts) with the webhooks on their own thread, lower the controller's thread to
                                      nice N (Linux: per thread) so that reviews win the CPU (default 10; 0 off)
   --cert-dir DIR                     serve tls.crt/tls.key from DIR (cert-manager) instead of managing certificates
@@ -91,6 +97,7 @@ export const managerFlagOptions = {
   'webhook-server-port': { type: 'string' },
   'webhook-host': { type: 'string' },
   'webhooks-on-main-thread': { type: 'boolean' },
+  'webhook-http-server': { type: 'string' },
   'reconciler-nice': { type: 'string' },
   'cert-dir': { type: 'string' },
   'enable-leader-election': { type: 'boolean' },
@@ -117,6 +124,13 @@ const wholeNumber = (v: unknown, flag: string, dflt: number, min = 1): number =>
 
 /** The main thread's nice value by default, with the webhooks on their own thread (docs/webhooks.md). */
 export const DEFAULT_RECONCILER_NICE = 10;
+
+function webhookHttp(v: unknown): WebhookHttp {
+  if (v === undefined) return 'lean';
+  if (!WEBHOOK_HTTP.includes(v as WebhookHttp))
+    throw new FlagError(`--webhook-http-server must be one of ${WEBHOOK_HTTP.join(', ')}, not ${JSON.stringify(v)}`);
+  return v as WebhookHttp;
+}
 
 function niceValue(v: unknown): number {
   if (v === undefined) return DEFAULT_RECONCILER_NICE;
@@ -183,6 +197,7 @@ export function managerFlagsFrom(values: Values): ManagerFlags {
     webhookPort: wholeNumber(values['webhook-server-port'], 'webhook-server-port', 9443, 0),
     webhookHost: webhookHost(values['webhook-host'] as string | undefined),
     webhooksOnMainThread: values['webhooks-on-main-thread'] === true,
+    webhookHttpServer: webhookHttp(values['webhook-http-server']),
     reconcilerNice: niceValue(values['reconciler-nice']),
     certDir: values['cert-dir'] as string | undefined,
     leaderElection: values['enable-leader-election'] === true,

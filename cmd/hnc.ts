@@ -17,6 +17,7 @@ import { Webhooks } from '../webhooks/index.js';
 import { lowerThisThreadPriority } from './thread-priority.js';
 import type { Endpoint } from '../webhooks/configurations.js';
 import { serveProbes } from './probes.js';
+import type { WebhookHttp } from '../webhooks/server.js';
 
 /** How long a stop waits on the API server before cutting its requests off. */
 const STOP_GRACE_MS = 5_000;
@@ -46,6 +47,8 @@ export interface HncOptions {
         drainMs?: number;
         /** Serve the reviews on the main thread, not the admission thread (webhooks/admission-thread.ts). */
         onMainThread?: boolean;
+        /** The webhooks' HTTP layer (--webhook-http-server; webhooks/server.ts). */
+        http?: WebhookHttp;
         /**
          * With the admission thread: once it runs, lower this (the main, reconciling) thread to this
          * nice value, so that reviews win the CPU (Linux; cmd/thread-priority.ts). Absent or 0: unchanged.
@@ -124,6 +127,7 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       removeOnStop: opts.webhooks.removeOnStop,
       drainMs: opts.webhooks.drainMs,
       onMainThread: opts.webhooks.onMainThread,
+      http: opts.webhooks.http,
       onFatal: opts.webhooks.onFatal,
       noPropagationLabels: opts.propagation?.noPropagationLabels,
       propagation: { context: (g, r) => m.config.context(g, r), propagatingKinds: () => m.config.propagatingKinds() },

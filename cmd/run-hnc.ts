@@ -126,6 +126,7 @@ function startHncWith(client: KubeClient, manager: ManagerFlags, logger: Logger,
             // Behind the Service, the API server's open connections to this pod end gracefully on stop.
             drainMs: w.by === 'service' ? WEBHOOK_DRAIN_MS : 0,
             onMainThread: manager.webhooksOnMainThread,
+            http: manager.webhookHttpServer,
             reconcilerNice: manager.reconcilerNice,
           },
     leaderElection: manager.leaderElection

@@ -7,6 +7,7 @@ import type { ClientSnapshot } from '../kube/client.js';
 import type { Headers } from '../kube/kubeconfig.js';
 import type { IndexedType, SourceChange } from './propagation-index.js';
 import type { AdmissionRequest } from './review.js';
+import type { WebhookHttp } from './server.js';
 
 export interface AdmissionWorkerData {
   client: ClientSnapshot;
@@ -17,6 +18,8 @@ export interface AdmissionWorkerData {
   propagation: Pick<PropagationOptions, 'noPropagationLabels'>;
   host?: string;
   port: number;
+  /** The HTTP layer (--webhook-http-server; webhooks/server.ts). */
+  http?: WebhookHttp;
   cert: string;
   key: string;
   /** Paths whose reviews the main thread decides (the HRQ webhooks: they read its quota caches). */

@@ -136,6 +136,7 @@ const server = routeAdmission(
   new WebhookServer({
     host: data.host,
     port: data.port,
+    http: data.http,
     cert: data.cert,
     key: data.key,
     isReady: () => cache.synced,

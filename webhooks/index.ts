@@ -37,7 +37,7 @@ import type { AdmissionRequest } from './review.js';
 import { QuotaWebhooks } from './hrq.js';
 import { FORWARDED_PATH, type QuotaRouter } from './hrq-router.js';
 import type { QuotaCache } from '../kube/quota-cache.js';
-import { WebhookServer } from './server.js';
+import { WebhookServer, type WebhookHttp } from './server.js';
 
 export type { PropagationView } from './handlers.js';
 
@@ -77,6 +77,8 @@ export interface WebhookOptions {
    * less memory, but every review waits for whatever the main thread is doing (docs/webhooks.md).
    */
   onMainThread?: boolean;
+  /** The HTTP layer the webhooks are served over (--webhook-http-server; default the lean one, webhooks/http1-server.ts). */
+  http?: WebhookHttp;
   /** The propagation options the objects webhook's conflict check reads (the admission thread gets them once). */
   noPropagationLabels?: ReadonlyArray<{ key: string; value: string }>;
   /** The admission thread died: end the process (default), so that its liveness restarts it. */
@@ -160,6 +162,7 @@ export class Webhooks {
         isReady: () => opts.cache.synced,
         allowWhileStarting: ALLOW_WHILE_STARTING,
         logger: opts.logger,
+        http: opts.http,
         onReview: (path, verdict, ms) => {
           if (path === PROBE_PATH) onProbe();
           const webhook = Object.values(Webhook).find((w) => w.path === path)?.name ?? path;
@@ -186,6 +189,7 @@ export class Webhooks {
         propagation: { noPropagationLabels: opts.noPropagationLabels },
         host: opts.host,
         port: opts.port,
+        http: opts.http,
         cert: this.serving.cert,
         key: this.serving.key,
         relayed: quotaRoutes,

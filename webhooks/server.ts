@@ -1,9 +1,11 @@
-// The admission webhook server: plain node:https, one handler per path, answers from memory.
+// The admission webhook server: one handler per path, answers from memory; over the lean HTTP/1.1
+// layer of http1-server.ts by default, or node:https (`http: 'node'`, --webhook-http-server=node).
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Decision } from '../core/validation/decision.js';
 import type { Logger } from '../kube/log.js';
+import { Http1Server, Slots, type Http1Head, type Http1Limits, type Http1Reply } from './http1-server.js';
 import { JsonCostScanner } from './json-limits.js';
 import { BadReview, decodeReview, encodeResponse, type AdmissionRequest } from './review.js';
 import type { Shape } from './shapes.js';
@@ -22,7 +24,14 @@ export interface WebhookServerOptions {
   logger: Logger;
   /** Called per answered review, for metrics. */
   onReview?: (path: string, verdict: Decision, ms: number) => void;
+  /** The HTTP layer: `lean` (default, webhooks/http1-server.ts) or node's https server. */
+  http?: WebhookHttp;
+  /** The lean layer's timeouts (tests shorten them). */
+  timeouts?: Partial<Pick<Http1Limits, 'headTimeoutMs' | 'bodyTimeoutMs' | 'idleTimeoutMs' | 'checkEveryMs'>>;
 }
+
+export type WebhookHttp = 'lean' | 'node';
+export const WEBHOOK_HTTP: readonly WebhookHttp[] = ['lean', 'node'];
 
 /** The API server's own request limit is 3 MiB; a review carries the object and its old version. */
 export const MAX_BODY = 3 * 1024 * 1024;
@@ -34,21 +43,51 @@ const LARGE_SLOTS = 2;
 const BODY_TIMEOUT_MS = 10_000;
 /** A refused body is read to its end (so the client gets the answer, not a reset) up to this much, then the connection is cut. */
 const MAX_DRAIN = 4 * MAX_BODY;
+/** The request line and headers (node's http server's default limit); the API server sends well under 1 KiB. */
+export const MAX_HEAD = 16 * 1024;
+/** An idle kept-alive connection is closed after this: longer than the API server's (90 s), so it never sends on one we closed. */
+const IDLE_TIMEOUT_MS = 95_000;
 
 export const NOT_READY_MESSAGE = 'HNC is starting up and has not loaded the namespace hierarchy yet; please try again in a few seconds';
 
+type Route = { handler: Handler; shape?: Shape };
+
 export class WebhookServer {
-  private readonly server: https.Server;
-  private readonly handlers = new Map<string, { handler: Handler; shape?: Shape }>();
+  private readonly server?: https.Server;
+  private readonly lean?: Http1Server;
+  private readonly handlers = new Map<string, Route>();
   private readonly large = new Slots(LARGE_SLOTS);
   /** Stopping: every answer closes its connection (stop()). */
   private draining = false;
 
   constructor(private readonly opts: WebhookServerOptions) {
-    this.server = https.createServer({ cert: opts.cert, key: opts.key }, (req, res) => void this.serve(req, res));
-    // Longer than the apiserver's idle connections, so it never writes to a socket we closed.
-    this.server.keepAliveTimeout = 90_000;
-    this.server.headersTimeout = 95_000;
+    if (opts.http === 'node') {
+      this.server = https.createServer({ cert: opts.cert, key: opts.key }, (req, res) => void this.serve(req, res));
+      // Longer than the apiserver's idle connections, so it never writes to a socket we closed.
+      this.server.keepAliveTimeout = 90_000;
+      this.server.headersTimeout = 95_000;
+      return;
+    }
+    this.lean = new Http1Server(
+      { cert: opts.cert, key: opts.key },
+      {
+        open: (head) => this.open(head),
+        handle: (head, body) => this.handle(head, body),
+        draining: () => this.draining,
+      },
+      {
+        maxHead: MAX_HEAD,
+        maxDrain: MAX_DRAIN,
+        smallBody: SMALL_BODY,
+        largeSlots: LARGE_SLOTS,
+        headTimeoutMs: BODY_TIMEOUT_MS,
+        bodyTimeoutMs: BODY_TIMEOUT_MS,
+        idleTimeoutMs: IDLE_TIMEOUT_MS,
+        checkEveryMs: 1000,
+        handshakeTimeoutMs: BODY_TIMEOUT_MS,
+        ...opts.timeouts,
+      },
+    );
   }
 
   /** Serves `path`; `shape` is what its reviews' object and oldObject must look like (webhooks/shapes.ts). */
@@ -59,15 +98,18 @@ export class WebhookServer {
 
   /** Swaps the serving certificate without a restart (renewal). */
   setCertificate(cert: string, key: string): void {
-    this.server.setSecureContext({ cert, key });
+    if (this.lean) this.lean.setSecureContext(cert, key);
+    else this.server!.setSecureContext({ cert, key });
   }
 
   async start(): Promise<number> {
+    if (this.lean) return this.lean.listen(this.opts.port, this.opts.host ?? '0.0.0.0');
+    const server = this.server!;
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.opts.port, this.opts.host ?? '0.0.0.0', () => resolve());
+      server.once('error', reject);
+      server.listen(this.opts.port, this.opts.host ?? '0.0.0.0', () => resolve());
     });
-    return (this.server.address() as AddressInfo).port;
+    return (server.address() as AddressInfo).port;
   }
 
   /**
@@ -81,12 +123,53 @@ export class WebhookServer {
   async stop(drainMs = 0): Promise<void> {
     this.draining = true;
     if (drainMs > 0) await new Promise((r) => setTimeout(r, drainMs));
+    // The apiserver keeps connections alive; give answers in flight a moment, then cut them.
+    if (this.lean) return this.lean.close(1000);
+    const server = this.server!;
     await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeIdleConnections();
-      // The apiserver keeps connections alive; give answers in flight a moment, then cut them.
-      setTimeout(() => this.server.closeAllConnections(), 1000).unref();
+      server.close(() => resolve());
+      server.closeIdleConnections();
+      setTimeout(() => server.closeAllConnections(), 1000).unref();
     });
+  }
+
+  /** The lean layer's head: the route's checks before any byte of the body is read (docs/webhooks.md, "Limits"). */
+  private open(head: Http1Head): Http1Reply | ((chunk: Buffer) => string | undefined) {
+    const q = head.target.indexOf('?');
+    const path = q < 0 ? head.target : head.target.slice(0, q);
+    if (!this.handlers.has(path)) return textReply(404, `no webhook is served at ${path}`);
+    if (head.method !== 'POST') return textReply(405, 'webhooks take POST');
+    if (head.length > MAX_BODY) return textReply(413, `the review is larger than ${MAX_BODY} bytes`);
+    const scanner = new JsonCostScanner();
+    return (chunk) => scanner.push(chunk);
+  }
+
+  /** The lean layer's whole body: the answer, as the node server gives it. */
+  private handle(head: Http1Head, body: Buffer): Http1Reply | Promise<Http1Reply> {
+    const q = head.target.indexOf('?');
+    const path = q < 0 ? head.target : head.target.slice(0, q);
+    return this.answer(path, this.handlers.get(path)!, body, head.at);
+  }
+
+  /**
+   * Decodes, decides and encodes one review: a 200 with the AdmissionReview, or a 400 naming what
+   * is wrong. Synchronous when the handler is (most kinds decide from memory): no promise and no
+   * microtask turn between the request's bytes and its answer.
+   */
+  private answer(path: string, route: Route, body: Buffer, started: number): Http1Reply | Promise<Http1Reply> {
+    let review: AdmissionRequest;
+    try {
+      review = decodeReview(body.toString('utf8'), route.shape);
+    } catch (err) {
+      if (err instanceof BadReview) return textReply(400, err.message);
+      return textReply(400, `the review could not be read: ${(err as Error).message}`);
+    }
+    const done = (verdict: Decision): Http1Reply => {
+      this.opts.onReview?.(path, verdict, performance.now() - started);
+      return { status: 200, contentType: 'application/json', body: encodeResponse(review.uid, verdict) };
+    };
+    const verdict = this.decide(path, route.handler, review);
+    return verdict instanceof Promise ? verdict.then(done) : done(verdict);
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -100,51 +183,60 @@ export class WebhookServer {
     // Small bodies (every ordinary review) go straight on; larger ones take turns.
     const large = !(declared <= SMALL_BODY);
     if (large) await this.large.take();
-    let review: AdmissionRequest;
+    let answer: Http1Reply;
     try {
-      const body = await readBody(req);
-      if (body === TOO_LARGE) return this.refuse(req, res, 413, `the review is larger than ${MAX_BODY} bytes`);
-      if (typeof body === 'string') return this.cut(req, res, body);
-      review = decodeReview(body.toString('utf8'), route.shape);
+      const read = await readBody(req);
+      if (read === TOO_LARGE) return this.refuse(req, res, 413, `the review is larger than ${MAX_BODY} bytes`);
+      if (typeof read === 'string') return this.cut(req, res, read);
+      answer = await this.answer(path, route, read, started);
     } catch (err) {
-      if (err instanceof BadReview) return this.plain(res, 400, err.message);
       return this.plain(res, 400, `the review could not be read: ${(err as Error).message}`);
     } finally {
       if (large) this.large.give();
     }
-    const verdict = await this.decide(path, route.handler, review);
-    this.opts.onReview?.(path, verdict, performance.now() - started);
+    if (answer.status !== 200) return this.plain(res, answer.status, answer.body.trimEnd());
     // With its length known the answer leaves in one write (no chunked encoding).
-    const answer = Buffer.from(encodeResponse(review.uid, verdict));
+    const bytes = Buffer.from(answer.body);
     res.writeHead(200, {
       'content-type': 'application/json',
-      'content-length': answer.length,
+      'content-length': bytes.length,
       ...(this.draining ? { connection: 'close' } : {}),
     });
-    res.end(answer);
+    res.end(bytes);
   }
 
   /**
    * Every line logged for a review carries its uid as its rid (kube/log-context.ts): the id the API
    * server gave this admission request (a handler that logs names it the same way).
    */
-  private async decide(path: string, handler: Handler, review: AdmissionRequest): Promise<Decision> {
-    let verdict: Decision;
+  private decide(path: string, handler: Handler, review: AdmissionRequest): Decision | Promise<Decision> {
     if (!this.opts.isReady()) {
-      verdict = this.opts.allowWhileStarting?.has(path)
-        ? { allowed: true }
-        : { allowed: false, code: 503, reason: 'ServiceUnavailable', message: NOT_READY_MESSAGE };
-    } else {
-      try {
-        verdict = await handler(review);
-      } catch (err) {
-        this.opts.logger.error(
-          { rid: review.uid, path, uid: review.uid, namespace: review.namespace, name: review.name, err: (err as Error).message },
-          'webhook handler failed',
-        );
-        verdict = { allowed: false, code: 500, reason: 'InternalError', message: `Internal error occurred: ${(err as Error).message}` };
-      }
+      return this.logDenial(
+        path,
+        review,
+        this.opts.allowWhileStarting?.has(path)
+          ? { allowed: true }
+          : { allowed: false, code: 503, reason: 'ServiceUnavailable', message: NOT_READY_MESSAGE },
+      );
     }
+    const failed = (err: unknown): Decision => {
+      this.opts.logger.error(
+        { rid: review.uid, path, uid: review.uid, namespace: review.namespace, name: review.name, err: (err as Error).message },
+        'webhook handler failed',
+      );
+      return { allowed: false, code: 500, reason: 'InternalError', message: `Internal error occurred: ${(err as Error).message}` };
+    };
+    let verdict: Decision | Promise<Decision>;
+    try {
+      verdict = handler(review);
+    } catch (err) {
+      return this.logDenial(path, review, failed(err));
+    }
+    if (verdict instanceof Promise) return verdict.then((v) => v, failed).then((v) => this.logDenial(path, review, v));
+    return this.logDenial(path, review, verdict);
+  }
+
+  private logDenial(path: string, review: AdmissionRequest, verdict: Decision): Decision {
     if (!verdict.allowed) {
       this.opts.logger.info(
         {
@@ -264,23 +356,4 @@ function readBody(req: IncomingMessage): Promise<Buffer | typeof TOO_LARGE | str
   });
 }
 
-/** A counting semaphore: take() waits in arrival order for one of `n` slots. */
-class Slots {
-  private free: number;
-  private readonly waiting: Array<() => void> = [];
-  constructor(n: number) {
-    this.free = n;
-  }
-  take(): Promise<void> {
-    if (this.free > 0) {
-      this.free--;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-  give(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.free++;
-  }
-}
+const textReply = (status: number, message: string): Http1Reply => ({ status, contentType: 'text/plain', body: `${message}\n` });
