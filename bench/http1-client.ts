@@ -60,8 +60,9 @@ class Connection {
 
   send(p: Pending): void {
     this.current = p;
-    this.socket.write(p.head);
-    this.socket.write(p.body);
+    // Head and body in one write, one TLS record, as the API server's Go client sends a review
+    // (both through one buffered writer, flushed once): two writes made the server read twice.
+    this.socket.write(Buffer.concat([Buffer.from(p.head, 'latin1'), p.body]));
   }
 
   private onData(d: Buffer): void {
