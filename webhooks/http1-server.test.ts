@@ -1,9 +1,12 @@
 // The lean HTTP/1.1 layer over a real TLS socket on 127.0.0.1: the bytes a client sends, however
 // they are cut, and what it gets back.
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import tls from 'node:tls';
 import { CertificateAuthority } from '../kube/pki.js';
 import { Http1Server, parseHead, type Http1App, type Http1Limits, type Http1Reply } from './http1-server.js';
+
+// Real TLS on a shared machine: a first handshake under load can take seconds.
+vi.setConfig({ testTimeout: 20_000 });
 
 let pki: { ca: string; cert: string; key: string };
 beforeAll(async () => {

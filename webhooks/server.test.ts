@@ -1,11 +1,14 @@
 // The admission server's contract with the apiserver, over real HTTPS on 127.0.0.1.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import https from 'node:https';
 import { CertificateAuthority } from '../kube/pki.js';
 import { createLogger, type Logger } from '../kube/log.js';
 import { noopLogger } from '../kube/watch/logger.js';
 import { namespaceReview, postHttps } from './testing.js';
 import { MAX_BODY, NOT_READY_MESSAGE, WEBHOOK_HTTP, WebhookServer, type Handler, type WebhookHttp } from './server.js';
+
+// Real TLS on a shared machine: a first handshake under load can take seconds.
+vi.setConfig({ testTimeout: 20_000 });
 
 let server: WebhookServer | undefined;
 let lastPort = 0;
@@ -159,7 +162,7 @@ describe.each(WEBHOOK_HTTP)('WebhookServer over the %s HTTP layer', (layer) => {
     const chunked = await post('/validate', big, { 'transfer-encoding': 'chunked' });
     expect(chunked.status).toBe(layer === 'node' ? 413 : 411);
     expect(JSON.parse((await post('/validate', review())).body).response.allowed).toBe(true);
-  }, 20_000);
+  });
 
   it('refuses deeply nested JSON with a 400 at its first chunk, before the rest is sent, and keeps serving', async () => {
     const post = await serve(true, () => ({ allowed: true }));
