@@ -1,6 +1,6 @@
 // The client's answer to a 429 with Retry-After, against a real HTTPS server on 127.0.0.1.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, KubeClient } from './client.js';
+import { ApiError, type KubeClient } from './client.js';
 import { localHttpsServers, type LocalHttpsServers } from './testing-https.js';
 
 let servers: LocalHttpsServers;
@@ -33,13 +33,7 @@ async function busyServer(busy: number, retryAfter?: string): Promise<{ client: 
       }
     });
   });
-  const client = KubeClient.fromConnection({
-    kind: 'direct',
-    server: `https://127.0.0.1:${port}`,
-    tls: { ca: Buffer.from(servers.caPem), rejectUnauthorized: true },
-    headers: () => ({}),
-    source: 'test',
-  });
+  const client = servers.client(port);
   return { client, requests: () => requests };
 }
 

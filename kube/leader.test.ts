@@ -3,7 +3,6 @@
 // another replica may take it), retries of the throttled requests included.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { KubeClient } from './client.js';
 import { LeaderElector } from './leader.js';
 import { localHttpsServers, type LocalHttpsServers } from './testing-https.js';
 
@@ -44,13 +43,7 @@ async function leaseServer() {
       return answer(res, req.method === 'POST' ? 201 : 200, state.lease);
     });
   });
-  const client = KubeClient.fromConnection({
-    kind: 'direct',
-    server: `https://127.0.0.1:${port}`,
-    tls: { ca: Buffer.from(servers.caPem), rejectUnauthorized: true },
-    headers: () => ({}),
-    source: 'test',
-  });
+  const client = servers.client(port);
   return { state, client };
 }
 

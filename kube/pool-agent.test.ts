@@ -2,7 +2,7 @@
 // as Node's own agent, a new name when a TLS option changes, and connections still reused.
 import https from 'node:https';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { KubeClient, PoolAgent } from './client.js';
+import { PoolAgent } from './client.js';
 import { localHttpsServers, type LocalHttpsServers } from './testing-https.js';
 
 let servers: LocalHttpsServers;
@@ -52,13 +52,7 @@ describe('KubeClient over PoolAgent', () => {
         res.end('{"ok":true}');
       });
     });
-    const client = KubeClient.fromConnection({
-      kind: 'direct',
-      server: `https://127.0.0.1:${port}`,
-      tls: { ca: Buffer.from(servers.caPem), rejectUnauthorized: true },
-      headers: () => ({}),
-      source: 'test',
-    });
+    const client = servers.client(port);
     for (let i = 0; i < 5; i++) expect(await client.get('/api/v1/namespaces')).toEqual({ ok: true });
     expect(connections()).toBe(1);
   });

@@ -3,6 +3,7 @@
 import type { RequestListener } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { KubeClient } from './client.js';
 import { CertificateAuthority } from './pki.js';
 
 export interface LocalHttpsServers {
@@ -10,6 +11,8 @@ export interface LocalHttpsServers {
   caPem: string;
   /** Starts a server; `connections` counts the TLS connections it accepted. */
   serve(handler: RequestListener): Promise<{ port: number; connections: () => number }>;
+  /** A KubeClient of the server on `port`, trusting the servers' CA, with no credentials. */
+  client(port: number): KubeClient;
   /** Stops every server started so far. */
   close(): Promise<void>;
 }
@@ -27,6 +30,15 @@ export async function localHttpsServers(name: string): Promise<LocalHttpsServers
       server.on('secureConnection', () => connections++);
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       return { port: (server.address() as AddressInfo).port, connections: () => connections };
+    },
+    client(port) {
+      return KubeClient.fromConnection({
+        kind: 'direct',
+        server: `https://127.0.0.1:${port}`,
+        tls: { ca: Buffer.from(ca.certPem), rejectUnauthorized: true },
+        headers: () => ({}),
+        source: 'test',
+      });
     },
     async close() {
       for (const s of started.splice(0)) {
