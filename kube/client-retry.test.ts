@@ -91,6 +91,21 @@ describe('KubeClient and 429 Too Many Requests', () => {
     expect(requests()).toBe(1);
   });
 
+  it('opens a watch again after a 429 with Retry-After, and hands on the last answer', async () => {
+    const { client, requests } = await busyServer(2, '0');
+    const { res } = await client.streamRetrying('/api/v1/namespaces', { watch: 'true' });
+    let body = '';
+    for await (const chunk of res) body += String(chunk);
+    expect(res.statusCode).toBe(200);
+    expect(JSON.parse(body)).toEqual({ ok: 3 });
+    expect(requests()).toBe(3);
+    const refused = await busyServer(1);
+    const { res: last } = await refused.client.streamRetrying('/api/v1/namespaces', { watch: 'true' });
+    last.resume();
+    expect(last.statusCode).toBe(429);
+    expect(refused.requests()).toBe(1);
+  });
+
   it('does not retry on an empty Retry-After', async () => {
     const { client, requests } = await busyServer(1, '');
     await expect(client.get('/api/v1/namespaces/a')).rejects.toSatisfy((e) => e instanceof ApiError && e.code === 429);

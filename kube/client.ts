@@ -157,6 +157,11 @@ export interface Response {
 const TOO_MANY_REQUESTS_RETRIES = 5;
 const RETRY_AFTER_MAX_SECONDS = 2;
 
+/** A 429's Retry-After in whole seconds (RFC 9110's delay-seconds); an empty or dated header asks for no retry here. */
+function retryAfterSeconds(statusCode: number | undefined, header: string | undefined): number | undefined {
+  return statusCode === 429 && header !== undefined && /^\d{1,9}$/.test(header) ? Number(header) : undefined;
+}
+
 /** A client's connection as plain data (KubeClient.snapshot). */
 export interface ClientSnapshot {
   server: string;
@@ -372,12 +377,11 @@ export class KubeClient {
         const sink = opts.onChunk && code >= 200 && code < 300 ? opts.onChunk : (c: Buffer) => chunks.push(c);
         res.on('data', sink);
         res.on('end', () => {
-          // Whole seconds only (RFC 9110's delay-seconds); an empty or dated header asks for no retry here.
-          const retryAfter = res.statusCode === 429 ? res.headers['retry-after'] : undefined;
+          const retryAfter = retryAfterSeconds(res.statusCode, res.headers['retry-after']);
           resolve({
             statusCode: res.statusCode ?? 0,
             body: chunks.length === 0 ? '' : (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'),
-            ...(retryAfter !== undefined && /^\d{1,9}$/.test(retryAfter) ? { retryAfterSeconds: Number(retryAfter) } : {}),
+            ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
           });
         });
         res.on('error', reject);
@@ -411,6 +415,34 @@ export class KubeClient {
       req.on('error', (err) => reject(new Error(`watch ${u.pathname}: ${err.message}`, { cause: err })));
       req.end();
     });
+  }
+
+  /**
+   * stream(), opened again after a 429 with Retry-After as request() sends a request again (a
+   * command's watch: right after a CRD change a list may succeed while the watch cache is still
+   * initializing). The reflector does not use it: it backs off on its own. The last answer is
+   * returned whatever its status, as stream() does.
+   */
+  async streamRetrying(
+    path: string,
+    query: RequestOptions['query'],
+    accept?: string,
+  ): Promise<{ req: ClientRequest; res: IncomingMessage }> {
+    for (let retries = 0; ; retries++) {
+      if (this.closed) throw new Error(`watch ${path}: ${this.closed.message}`);
+      const opened = await this.stream(path, query, undefined, accept);
+      const seconds = retryAfterSeconds(opened.res.statusCode, opened.res.headers['retry-after']);
+      if (seconds === undefined || retries >= TOO_MANY_REQUESTS_RETRIES) return opened;
+      // The 429's body (a Status) is read to its end, so its connection goes back to the pool.
+      await new Promise<void>((resolve) => {
+        opened.res
+          .on('end', resolve)
+          .on('error', () => resolve())
+          .on('close', resolve);
+        opened.res.resume();
+      });
+      await this.wait(Math.min(seconds, RETRY_AFTER_MAX_SECONDS) * 1000);
+    }
   }
 
   /** Sends one request and parses the JSON answer; a non-2xx answer throws an ApiError. */

@@ -252,7 +252,7 @@ export class KubeHncApi implements HncApi {
     };
     let res: IncomingMessage;
     try {
-      ({ res } = await this.client.stream(path, query, undefined, opts.table ? TABLE : 'application/json'));
+      ({ res } = await this.client.streamRetrying(path, query, opts.table ? TABLE : 'application/json'));
     } catch (err) {
       throw new ConnectionError(this.client.server, describeNetworkError(err, this.timeoutMs));
     }
