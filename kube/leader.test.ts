@@ -20,7 +20,15 @@ interface LeaseSpec {
 
 /** One Lease, kept in memory; every request answered 429 (Retry-After: 1) while `throttled`. */
 async function leaseServer() {
-  const state = { lease: undefined as { metadata: object; spec: LeaseSpec } | undefined, throttled: false, written: [] as number[] };
+  const state = {
+    lease: undefined as { metadata: { resourceVersion?: string }; spec: LeaseSpec } | undefined,
+    throttled: false,
+    written: [] as number[],
+    /** Writes are applied and answered this long after they arrive (a slow API server). */
+    writeDelayMs: 0,
+    writesPending: 0,
+    version: 0,
+  };
   const answer = (res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(code, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
@@ -38,9 +46,17 @@ async function leaseServer() {
         );
       if (req.method === 'GET')
         return state.lease ? answer(res, 200, state.lease) : answer(res, 404, { kind: 'Status', code: 404, reason: 'NotFound' });
-      state.lease = JSON.parse(body) as { metadata: object; spec: LeaseSpec };
-      state.written.push(Date.parse(state.lease.spec.renewTime ?? ''));
-      return answer(res, req.method === 'POST' ? 201 : 200, state.lease);
+      state.writesPending++;
+      setTimeout(() => {
+        state.writesPending--;
+        const lease = JSON.parse(body) as { metadata: { resourceVersion?: string }; spec: LeaseSpec };
+        // As the API server: a write from an older resourceVersion is a conflict.
+        if (req.method === 'PUT' && lease.metadata.resourceVersion !== String(state.version))
+          return answer(res, 409, { kind: 'Status', code: 409, reason: 'Conflict' });
+        state.lease = { ...lease, metadata: { ...lease.metadata, resourceVersion: String(++state.version) } };
+        state.written.push(Date.parse(lease.spec.renewTime ?? ''));
+        return answer(res, req.method === 'POST' ? 201 : 200, state.lease);
+      }, state.writeDelayMs);
     });
   });
   const client = servers.client(port);
@@ -50,6 +66,36 @@ async function leaseServer() {
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 describe('LeaderElector', () => {
+  it('releases the lease on stop even while a renewal is in flight', async () => {
+    const { state, client } = await leaseServer();
+    let started!: () => void;
+    const leading = new Promise<void>((r) => (started = r));
+    const elector = new LeaderElector({
+      client,
+      namespace: 'hnc-system',
+      name: 'hnc-leader',
+      identity: 'me',
+      leaseDurationMs: 3_000,
+      renewDeadlineMs: 2_000,
+      retryPeriodMs: 100,
+      logger: quiet,
+      onStartedLeading: () => started(),
+      onStoppedLeading: () => {},
+    });
+    try {
+      elector.start();
+      await leading;
+      // The next renewal's write is held 300 ms: the stop comes while it is in flight.
+      state.writeDelayMs = 300;
+      while (state.writesPending === 0) await new Promise((r) => setTimeout(r, 5));
+      await elector.stop();
+      expect(state.writesPending).toBe(0);
+      expect(state.lease?.spec.holderIdentity).toBe('');
+    } finally {
+      client.close();
+    }
+  });
+
   it('stops leading before its lease expires when every renewal is throttled', async () => {
     const { state, client } = await leaseServer();
     let started!: () => void;

@@ -63,6 +63,9 @@ export class LeaderElector {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    // A renewal in flight would write the Lease after the release read it, and the release would
+    // then fail on the conflict: the standby would wait for the lease to expire.
+    await this.ticking?.catch(() => undefined);
     if (this.leading) {
       this.leading = false;
       await this.opts.onStoppedLeading();
@@ -70,7 +73,14 @@ export class LeaderElector {
     }
   }
 
-  private async tick(): Promise<void> {
+  private ticking?: Promise<void>;
+
+  private tick(): Promise<void> {
+    this.ticking = this.tickOnce();
+    return this.ticking;
+  }
+
+  private async tickOnce(): Promise<void> {
     if (this.stopped) return;
     // A leader's renewal must end by its renew deadline, retries included: past it, another
     // replica may take the lease once it expires, so this one must have stopped acting by then.
