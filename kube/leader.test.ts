@@ -3,6 +3,7 @@
 // another replica may take it), retries of the throttled requests included.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KubeClient } from './client.js';
 import { LeaderElector } from './leader.js';
 import { localHttpsServers, type LocalHttpsServers } from './testing-https.js';
 
@@ -65,25 +66,32 @@ async function leaseServer() {
 
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
+/** A started elector with a 3 s lease; `leading` resolves when it first leads, `stoppedAt` when it stops leading. */
+function startElector(client: KubeClient, timing: { renewDeadlineMs: number; retryPeriodMs: number }) {
+  let started!: () => void;
+  let stopped!: (at: number) => void;
+  const leading = new Promise<void>((r) => (started = r));
+  const stoppedAt = new Promise<number>((r) => (stopped = r));
+  const elector = new LeaderElector({
+    client,
+    namespace: 'hnc-system',
+    name: 'hnc-leader',
+    identity: 'me',
+    leaseDurationMs: 3_000,
+    ...timing,
+    logger: quiet,
+    onStartedLeading: () => started(),
+    onStoppedLeading: () => stopped(Date.now()),
+  });
+  elector.start();
+  return { elector, leading, stoppedAt };
+}
+
 describe('LeaderElector', () => {
   it('releases the lease on stop even while a renewal is in flight', async () => {
     const { state, client } = await leaseServer();
-    let started!: () => void;
-    const leading = new Promise<void>((r) => (started = r));
-    const elector = new LeaderElector({
-      client,
-      namespace: 'hnc-system',
-      name: 'hnc-leader',
-      identity: 'me',
-      leaseDurationMs: 3_000,
-      renewDeadlineMs: 2_000,
-      retryPeriodMs: 100,
-      logger: quiet,
-      onStartedLeading: () => started(),
-      onStoppedLeading: () => {},
-    });
+    const { elector, leading } = startElector(client, { renewDeadlineMs: 2_000, retryPeriodMs: 100 });
     try {
-      elector.start();
       await leading;
       // The next renewal's write is held 300 ms: the stop comes while it is in flight.
       state.writeDelayMs = 300;
@@ -98,23 +106,7 @@ describe('LeaderElector', () => {
 
   it('stops leading before its lease expires when every renewal is throttled', async () => {
     const { state, client } = await leaseServer();
-    let started!: () => void;
-    let stopped!: (at: number) => void;
-    const leading = new Promise<void>((r) => (started = r));
-    const stoppedAt = new Promise<number>((r) => (stopped = r));
-    const elector = new LeaderElector({
-      client,
-      namespace: 'hnc-system',
-      name: 'hnc-leader',
-      identity: 'me',
-      leaseDurationMs: 3_000,
-      renewDeadlineMs: 1_500,
-      retryPeriodMs: 200,
-      logger: quiet,
-      onStartedLeading: () => started(),
-      onStoppedLeading: () => stopped(Date.now()),
-    });
-    elector.start();
+    const { elector, leading, stoppedAt } = startElector(client, { renewDeadlineMs: 1_500, retryPeriodMs: 200 });
     try {
       await leading;
       // Let it renew at least once, then throttle everything (each 429 asks for a 1 s wait).
