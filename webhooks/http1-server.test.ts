@@ -331,6 +331,67 @@ describe('Http1Server', () => {
     expect((await b.answered(1))[0]!.body).toBe('/next 5000');
   });
 
+  it('answers a 500 and closes when the app throws on a head or a body chunk, and goes on serving', async () => {
+    const { port } = await start(
+      {},
+      {
+        open: (head) => {
+          if (head.target === '/open') throw new Error('open failed');
+          return (chunk) => {
+            if (chunk.includes('boom')) throw new Error('scan failed');
+            return undefined;
+          };
+        },
+      },
+    );
+    for (const [bytes, message] of [
+      [post('/open', 'x'), 'open failed'],
+      [post('/scan', 'boom'), 'scan failed'],
+    ] as const) {
+      const c = await connect(port);
+      await c.write(bytes);
+      expect((await c.answered(1))[0]).toMatchObject({
+        status: 500,
+        headers: { connection: 'close' },
+        body: `the request could not be answered: ${message}\n`,
+      });
+      await c.closed();
+    }
+    const d = await connect(port);
+    await d.write(post('/a', 'x'));
+    expect((await d.answered(1))[0]).toMatchObject({ status: 200, body: 'POST /a 1:x' });
+  });
+
+  it('reads no further request while a client that pipelines does not read its answers (they would pile up in memory)', async () => {
+    let handled = 0;
+    const answer = 'z'.repeat(512 * 1024);
+    const { port } = await start(
+      {},
+      {
+        handle: () => {
+          handled++;
+          return { status: 200, contentType: 'text/plain', body: answer };
+        },
+      },
+    );
+    const c = await connect(port);
+    c.socket.pause();
+    const n = 64;
+    void c.write(post('/a', 'x').repeat(n));
+    // The answers the kernel's buffers take (a few MB), then nothing more until the client reads:
+    // wait until the count stops moving (or reaches all, as it did when every answer was kept in memory).
+    let last = -1;
+    while (handled !== last && handled < n) {
+      last = handled;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect(handled).toBeLessThan(n / 2);
+    c.socket.resume();
+    const answers = await c.answered(n);
+    expect(answers.every((a) => a.status === 200 && a.body.length === answer.length)).toBe(true);
+    expect(handled).toBe(n);
+  });
+
   it('while draining, answers with Connection: close and closes; close() ends idle connections', async () => {
     const { port, drain } = await start();
     const idle = await connect(port);
@@ -356,5 +417,9 @@ describe('parseHead', () => {
     });
     expect(parseHead('GET / HTTP/1.0\r\nConnection: keep-alive')).toMatchObject({ length: 0, close: false });
     expect(parseHead('POST / HTTP/1.1\r\n Folded: x')).toBe('malformed header name: " Folded"');
+    // Only spaces and tabs surround a value: a no-break space (0xA0, read as latin1) is part of it.
+    expect(parseHead('POST / HTTP/1.1\r\nContent-Length: \t5\t ')).toMatchObject({ length: 5 });
+    expect(parseHead('POST / HTTP/1.1\r\nContent-Length: \xa05')).toBe('malformed Content-Length: "\xa05"');
+    expect(parseHead('POST / HTTP/1.1\r\nContent-Length: 5\xa0')).toBe('malformed Content-Length: "5\xa0"');
   });
 });

@@ -104,6 +104,8 @@ const enum State {
   Drain,
   /** The app is answering. */
   Busy,
+  /** Answered, but the client is not reading its answers: no next request is read until they are sent. */
+  Sending,
   /** Answered with `Connection: close`: waiting for the client to close. */
   Closing,
 }
@@ -256,8 +258,9 @@ class Connection {
         if (waited > limits.bodyTimeoutMs)
           this.refuseNow(plain(408, `the request's body did not arrive within ${limits.bodyTimeoutMs} ms`));
         break;
+      case State.Sending:
       case State.Closing:
-        // The client did not close after our `Connection: close`.
+        // The client did not read our answer, or did not close after our `Connection: close`.
         if (waited > limits.bodyTimeoutMs) this.destroy();
         break;
       default:
@@ -272,8 +275,8 @@ class Connection {
   private onData(d: Buffer): void {
     if (this.state === State.Closing || this.gone) return;
     this.buf = this.buf ? Buffer.concat([this.buf, d]) : d;
-    if (this.state === State.Busy || this.state === State.Slot) {
-      // Pipelined: keep what came, read no more until this request is answered. Not paused
+    if (this.state === State.Busy || this.state === State.Slot || this.state === State.Sending) {
+      // Pipelined: keep what came, read no more until this request is answered (and its answer sent). Not paused
       // otherwise: stopping and restarting the socket's reads for every request costs more than the rest of the layer.
       this.pause();
       return;
@@ -345,7 +348,14 @@ class Connection {
     this.closeAfter = close;
     const head: Http1Head = { method, target, length, at: performance.now() };
     this.head = head;
-    const opened = this.server.app.open(head);
+    let opened: Http1Reply | BodyScan;
+    try {
+      opened = this.server.app.open(head);
+    } catch (err) {
+      // Thrown from a socket's data event, it would end the thread (and every connection with it).
+      this.refuseNow(failed(err));
+      return false;
+    }
     if (typeof opened !== 'function') {
       // Refused before its body: drop the body (the client then reads the answer), unless the client waits for our word.
       if (expectContinue || length === 0) this.refuseNow(opened);
@@ -387,7 +397,13 @@ class Connection {
   private readBody(buf: Buffer): boolean {
     const chunk = this.take(Math.min(this.left, buf.length));
     this.left -= chunk.length;
-    const refused = this.scan!(chunk);
+    let refused: string | undefined;
+    try {
+      refused = this.scan!(chunk);
+    } catch (err) {
+      this.refuseNow(failed(err));
+      return false;
+    }
     if (refused !== undefined) {
       this.refuseNow(plain(400, refused));
       return false;
@@ -430,8 +446,25 @@ class Connection {
     this.releaseSlot();
     if (this.gone) return;
     const close = this.closeAfter || this.server.app.draining() || this.server.isStopping;
-    this.reply(reply, close, false);
+    const sent = this.reply(reply, close, false);
     if (close) return;
+    if (!sent) {
+      // A client that pipelines without reading its answers: they would pile up in memory without
+      // bound (each answered in turn from the requests read), so the next request waits until this
+      // answer has gone out.
+      this.to(State.Sending);
+      this.pause();
+      this.socket.once('drain', () => {
+        if (this.gone || this.state !== State.Sending) return;
+        this.next();
+      });
+      return;
+    }
+    this.next();
+  }
+
+  /** Ready for the next request. */
+  private next(): void {
     this.to(State.Idle);
     this.resume();
     // A request that came behind this one (pipelined) is already here; not from within pump() itself.
@@ -443,17 +476,15 @@ class Connection {
     this.reply(reply, true, true);
   }
 
-  private reply(reply: Http1Reply, close: boolean, cut: boolean): void {
-    if (this.gone || this.state === State.Closing) return;
+  /** False when the answer waits in memory for the client to read (the socket's buffer is full). */
+  private reply(reply: Http1Reply, close: boolean, cut: boolean): boolean {
+    if (this.gone || this.state === State.Closing) return true;
     this.releaseSlot();
     const status = `${reply.status} ${REASONS[reply.status] ?? 'Unknown'}`;
     const length = Buffer.byteLength(reply.body);
     // Head and body in one write: one TLS record, one system call.
     const text = `HTTP/1.1 ${status}\r\nContent-Type: ${reply.contentType}\r\nContent-Length: ${length}\r\n${close ? 'Connection: close\r\n' : ''}\r\n${reply.body}`;
-    if (!close) {
-      this.socket.write(text);
-      return;
-    }
+    if (!close) return this.socket.write(text);
     this.buf = undefined;
     this.chunks = [];
     this.to(State.Closing);
@@ -462,6 +493,7 @@ class Connection {
       this.socket.write(text, () => this.socket.destroy());
       this.socket.pause();
     } else this.socket.end(text);
+    return true;
   }
 
   private pause(): void {
@@ -514,7 +546,7 @@ export function parseHead(text: string): ParsedHead | Http1Reply | string {
     const name = h.slice(0, colon);
     // Leading whitespace is a folded line (obsolete) and trailing is not allowed (RFC 9112, 5.1).
     if (!TOKEN.test(name)) return `malformed header name: ${JSON.stringify(name.slice(0, 100))}`;
-    const value = h.slice(colon + 1).trim();
+    const value = trimOws(h.slice(colon + 1));
     switch (name.toLowerCase()) {
       case 'content-length': {
         if (!DIGITS.test(value)) return `malformed Content-Length: ${JSON.stringify(value.slice(0, 100))}`;
@@ -549,6 +581,19 @@ export function parseHead(text: string): ParsedHead | Http1Reply | string {
     length = 0;
   }
   return { method, target: m[2]!, length, close, expectContinue: expect !== undefined };
+}
+
+/**
+ * A header value without the spaces and tabs around it (RFC 9112, 5: OWS), and nothing else:
+ * String.trim() also takes a no-break space (0xA0 read as latin1) and other Unicode spaces, which
+ * would read `Content-Length: \xA05` as 5 where other parsers refuse it.
+ */
+function trimOws(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && (value[start] === ' ' || value[start] === '\t')) start++;
+  while (end > start && (value[end - 1] === ' ' || value[end - 1] === '\t')) end--;
+  return value.slice(start, end);
 }
 
 /** A counting semaphore: take() waits in arrival order for one of `n` slots. */
