@@ -237,3 +237,163 @@ describe('startPreview: the scope of what a preview reads', () => {
     expect([...moved.scope].sort()).toEqual(['deep', 'org', 'service-1', 'svc-1-sub', 'team-a', 'team-c']);
   });
 });
+
+describe('startPreview.inSync: the copies synthesized from the sources, when the cluster is in sync', () => {
+  // org ─┬─ team-a ── service-1 ── svc-1-sub [s] ── deep [s]
+  //      ├─ team-b
+  //      └─ team-c
+  // orphan (its parent "gone" does not exist: halted, its stale copies stay); kube-system (not managed).
+  const SELECT = 'propagate.hnc.x-k8s.io/select';
+  const TREE_SELECT = 'propagate.hnc.x-k8s.io/treeSelect';
+  const NONE = 'propagate.hnc.x-k8s.io/none';
+  const annotated = (o: PropagatableObject, annotations: Record<string, string>): PropagatableObject =>
+    ({ ...o, metadata: { ...o.metadata, annotations } }) as PropagatableObject;
+  const obj = (kind: string, namespace: string, name: string, from?: string, extra: Record<string, unknown> = {}): PropagatableObject =>
+    ({
+      apiVersion: 'v1',
+      kind,
+      metadata: { namespace, name, ...(from && { labels: { [Label.inheritedFrom]: from } }) },
+      ...extra,
+    }) as PropagatableObject;
+  const CM = { group: '', kind: 'ConfigMap', resource: 'configmaps', mode: PropagationMode.Remove };
+  const SECRET = { group: '', kind: 'Secret', resource: 'secrets', mode: PropagationMode.AllowPropagate };
+
+  // The ClusterRole each of org's bindings grants; copies grant their source's.
+  const ROLE: Record<string, string> = {
+    'org-admins': 'admin',
+    'org-none': 'admin',
+    'org-a-only': 'view',
+    'org-not-b': 'edit',
+    'org-labelled': 'view',
+  };
+  const rbs = (): PropagatableObject[] => {
+    const org = (ns: string, names: string[]) => names.map((n) => rb(ns, n, 'org', ROLE[n]));
+    return [
+      rb('org', 'org-admins'),
+      annotated(rb('org', 'org-none'), { [NONE]: 'true' }),
+      annotated(rb('org', 'org-a-only', undefined, 'view'), { [TREE_SELECT]: 'team-a' }),
+      annotated(rb('org', 'org-not-b', undefined, 'edit'), { [TREE_SELECT]: '!team-b' }),
+      annotated(rb('org', 'org-labelled', undefined, 'view'), { [SELECT]: 'env=prod' }),
+      rb('team-a', 'team-a-admins'),
+      rb('team-b', 'team-b-admins'),
+      rb('team-c', 'team-b-admins', undefined, 'view'),
+      rb('service-1', 'org-admins', undefined, 'view'), // a user's object in the way of org's: a conflict
+      ...org('team-a', ['org-a-only', 'org-admins', 'org-not-b']),
+      ...org('team-b', ['org-admins']),
+      ...org('team-c', ['org-admins', 'org-labelled', 'org-not-b']),
+      ...org('service-1', ['org-a-only', 'org-not-b']),
+      rb('service-1', 'team-a-admins', 'team-a'),
+      ...['svc-1-sub', 'deep'].flatMap((ns) => [...org(ns, ['org-a-only', 'org-admins', 'org-not-b']), rb(ns, 'team-a-admins', 'team-a')]),
+      // Left as they were: the halted namespace's and an unmanaged namespace's.
+      rb('orphan', 'org-admins', 'org'),
+      rb('orphan', 'old-admins', 'nowhere'),
+      rb('kube-system', 'stray', 'org'),
+    ];
+  };
+  const configMaps = (): PropagatableObject[] => [
+    obj('ConfigMap', 'org', 'org-config', undefined, { data: { a: '1' } }),
+    obj('ConfigMap', 'orphan', 'org-config', 'org', { data: { a: '1' } }), // Remove mode: none in sync, but a halted namespace keeps its own
+  ];
+  const secrets = (): PropagatableObject[] => [
+    obj('Secret', 'org', 'plain', undefined, { data: { k: 'dg==' } }), // AllowPropagate: not without a selector
+    annotated(obj('Secret', 'org', 'shared', undefined, { data: { k: 'dg==' } }), { [TREE_SELECT]: 'team-c' }),
+    obj('Secret', 'team-c', 'shared', 'org', { data: { k: 'dg==' } }),
+  ];
+
+  const input = (): PreviewInput => ({
+    policy: new HierarchyPolicy(),
+    namespaces: [
+      ns('org'),
+      ns('team-a'),
+      ns('team-b'),
+      ns('team-c', { labels: { env: 'prod' } }),
+      ns('service-1'),
+      ns('svc-1-sub', { subOf: 'service-1' }),
+      ns('deep', { subOf: 'svc-1-sub' }),
+      ns('orphan'),
+      { metadata: { name: 'kube-system' } },
+    ],
+    hierarchies: [hc('team-a', 'org'), hc('team-b', 'org'), hc('team-c', 'org'), hc('service-1', 'team-a'), hc('orphan', 'gone')],
+    anchors: [anchor('service-1', 'svc-1-sub'), anchor('svc-1-sub', 'deep')],
+    types: [
+      { type: RB, objects: rbs() },
+      { type: CM, objects: configMaps() },
+      { type: SECRET, objects: secrets() },
+    ],
+    networkPolicies: [],
+    clusterRoles: ['admin', 'edit', 'view'],
+  });
+
+  const nsOf = (o: PropagatableObject) => o.metadata?.namespace ?? '';
+  const copiesOf = (all: PreviewInput) =>
+    all.types.map((t) => t.objects.filter((o) => o.metadata?.labels?.[Label.inheritedFrom] !== undefined).length);
+  /** What the plugin reads on the fast path: the sources, and the copies where the controller keeps none. */
+  const fastRead = (all: PreviewInput, unkept: readonly string[]) => ({
+    sources: all.types.map((t) => ({ ...t, objects: t.objects.filter((o) => o.metadata?.labels?.[Label.inheritedFrom] === undefined) })),
+    unkeptCopies: all.types.map((t) =>
+      t.objects.filter((o) => o.metadata?.labels?.[Label.inheritedFrom] !== undefined && unkept.includes(nsOf(o))),
+    ),
+  });
+
+  const changes: HierarchyChange[] = [
+    { op: 'set-parent', namespace: 'service-1', parent: 'team-b' },
+    { op: 'set-parent', namespace: 'service-1', parent: 'team-c' },
+    { op: 'set-parent', namespace: 'service-1', parent: undefined },
+    { op: 'set-parent', namespace: 'service-1', parent: 'nowhere' },
+    { op: 'set-parent', namespace: 'team-a', parent: 'deep' },
+    { op: 'set-parent', namespace: 'team-c', parent: 'team-a' },
+    { op: 'set-parent', namespace: 'team-b', parent: 'team-c' },
+    { op: 'set-parent', namespace: 'orphan', parent: 'team-b' },
+    { op: 'set-parent', namespace: 'orphan', parent: 'gone' },
+    { op: 'set-parent', namespace: 'service-1', parent: 'team-a', allowCascadingDeletion: true },
+    { op: 'create-subnamespace', parent: 'team-c', child: 'dev' },
+    { op: 'create-subnamespace', parent: 'deep', child: 'deeper' },
+    { op: 'delete-subnamespace', parent: 'service-1', child: 'svc-1-sub' },
+    { op: 'delete-subnamespace', parent: 'team-b', child: 'not-there' },
+  ];
+
+  it('the namespaces where the controller keeps no copy: halted and unmanaged ones', () => {
+    expect(startPreview(input(), changes[0]!).unkept).toEqual(['kube-system', 'orphan']);
+  });
+
+  for (const change of changes) {
+    it(`${JSON.stringify(change)}: the same preview as from every object, and the same number of copies`, () => {
+      const all = input();
+      const full = previewChange(all, change);
+      const started = startPreview(all, change);
+      const synthesized = started.inSync(fastRead(all, started.unkept));
+      expect(synthesized.copies).toEqual(copiesOf(all));
+      expect(started.finish({ ...all, types: synthesized.types })).toEqual(full);
+    });
+  }
+
+  it('the fixture is not trivial: moves show conflicts, selectors at work, Remove and AllowPropagate copies', () => {
+    const p = previewChange(input(), { op: 'set-parent', namespace: 'team-c', parent: 'team-a' });
+    const keys = (xs: { kind: string; namespace: string; name: string; source: string }[]) =>
+      xs.map((x) => `${x.kind} ${x.namespace}/${x.name}<${x.source}`);
+    expect(keys(p.copies.create)).toEqual(['RoleBinding team-c/org-a-only<org', 'RoleBinding team-c/team-a-admins<team-a']);
+    const conflict = previewChange(input(), { op: 'set-parent', namespace: 'team-c', parent: 'team-b' });
+    expect(keys(conflict.copies.conflicts)).toEqual(['RoleBinding team-c/team-b-admins<team-b']);
+    expect(keys(conflict.copies.delete)).toEqual(['RoleBinding team-c/org-not-b<org']); // treeSelect !team-b
+    const cycle = previewChange(input(), { op: 'set-parent', namespace: 'orphan', parent: 'team-b' });
+    expect(keys(cycle.copies.delete)).toEqual(['RoleBinding orphan/old-admins<nowhere', 'ConfigMap orphan/org-config<org']);
+  });
+
+  it('a copy deleted, or one added, shows in the counts (the plugin then reads every copy)', () => {
+    const all = input();
+    const missing = {
+      ...all,
+      types: all.types.map((t, i) =>
+        i ? t : { ...t, objects: t.objects.filter((o) => !(nsOf(o) === 'deep' && o.metadata?.name === 'org-admins')) },
+      ),
+    };
+    const started = startPreview(missing, changes[0]!);
+    expect(started.inSync(fastRead(missing, started.unkept)).copies[0]).toBe(copiesOf(missing)[0]! + 1);
+    const extra = {
+      ...all,
+      types: all.types.map((t, i) => (i ? t : { ...t, objects: [...t.objects, rb('team-b', 'left-over', 'team-a')] })),
+    };
+    const again = startPreview(extra, changes[0]!);
+    expect(again.inSync(fastRead(extra, again.unkept)).copies[0]).toBe(copiesOf(extra)[0]! - 1);
+  });
+});

@@ -3,7 +3,7 @@
 // for tree labels and halts (core/hierarchy), `planNamespace` for copies (core/propagation).
 // Pure: the plugin reads the cluster and renders the answer.
 import { applyPlan, diffAccess, grantsOf, type AccessChange, type Grant, type RoleBindingObject } from '../access/access.js';
-import { Label, RBAC_GROUP, treeLabelNamespace } from '../api/constants.js';
+import { Label, PropagationMode, RBAC_GROUP, treeLabelNamespace } from '../api/constants.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
 import { inheritedFrom, isCopy, type PropagatableObject } from '../propagation/copy.js';
 import {
@@ -11,6 +11,7 @@ import {
   destinationLabels,
   isEmptyPlan,
   planNamespace,
+  skipReason,
   type NamespacePlan,
   type PropagationContext,
   type PropagationOptions,
@@ -420,6 +421,30 @@ function accessChanges(
 /** The objects a preview needs besides the hierarchy (PreviewInput without the snapshot). */
 export type PreviewObjects = Pick<PreviewInput, 'types' | 'networkPolicies' | 'clusterRoles' | 'options'>;
 
+/** What inSync is given: each type's sources, and its copies where the controller keeps none. */
+export interface InSyncInput {
+  /**
+   * Each propagated type with its objects that are not copies (no inherited-from label), in every
+   * namespace: a list with the label selector `!hnc.x-k8s.io/inherited-from`.
+   */
+  readonly sources: readonly TypeObjects[];
+  /** For each type (the same order): its copies in the `unkept` namespaces, as they are. */
+  readonly unkeptCopies: readonly (readonly PropagatableObject[])[];
+  readonly options?: PropagationOptions;
+}
+
+/** The objects of each type a full read would give when every copy is as the controller keeps it. */
+export interface InSyncCopies {
+  /**
+   * For each type: its sources and copies in the preview's scope (the copies the controller keeps
+   * made by `planNamespace` from the sources alone, under the forest as it is; those in `unkept`
+   * namespaces as read), each namespace's objects sorted by name as the API server lists them.
+   */
+  readonly types: TypeObjects[];
+  /** For each type: its copies in every namespace, kept and unkept (what the API server should count). */
+  readonly copies: number[];
+}
+
 /** A preview started on the hierarchy alone, waiting for the objects (see startPreview). */
 export interface StartedPreview {
   /**
@@ -430,6 +455,19 @@ export interface StartedPreview {
    * may leave them out of `finish`'s types (NetworkPolicies are read everywhere).
    */
   readonly scope: ReadonlySet<string>;
+  /**
+   * The namespaces where the controller keeps no copy (planNamespace skips them: not managed, or
+   * halted or below a halted namespace), whose copies stay as they are; sorted.
+   */
+  readonly unkept: readonly string[];
+  /**
+   * The copies as the controller keeps them when it has caught up: in every namespace it keeps,
+   * its own `planNamespace` run under the forest as it is, from the sources alone (what it would
+   * create in an empty namespace is what an in-sync namespace holds). Whether the cluster is in
+   * sync is the caller's to check (kubectl-plugin/commands/preview.ts compares `copies` with the
+   * API server's and the controller's counts); `finish` on `types` then answers as on a full read.
+   */
+  inSync(input: InSyncInput): InSyncCopies;
   finish(objects: PreviewObjects): Preview;
 }
 
@@ -465,8 +503,17 @@ export function startPreview(snapshot: HierarchySnapshot, change: HierarchyChang
     }
   }
   const affected = affectedNamespaces(candidates, before, after);
+  const unkept = new Set<string>();
+  const anyType: PropagationContext = {
+    hierarchy: h0,
+    type: { group: '', kind: '', mode: PropagationMode.Propagate },
+    sources: new SourceSet(),
+  };
+  for (const ns of h0.namespaceNames()) if (skipReason(anyType, ns) !== undefined) unkept.add(ns);
   return {
     scope,
+    unkept: sortStrings(unkept),
+    inSync: (input) => synthesize(h0, scope, unkept, input),
     finish(input: PreviewObjects): Preview {
       const types = input.types.map(prepareType);
       const plan = (side: Map<string, NamespaceState>, ctxs: readonly PropagationContext[]) => {
@@ -487,6 +534,48 @@ export function startPreview(snapshot: HierarchySnapshot, change: HierarchyChang
       };
     },
   };
+}
+
+const byName = (a: PropagatableObject, b: PropagatableObject): number => {
+  const x = a.metadata?.name ?? '';
+  const y = b.metadata?.name ?? '';
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/** StartedPreview.inSync on the model before the change (`h`). */
+function synthesize(h: Hierarchy, scope: ReadonlySet<string>, unkept: ReadonlySet<string>, input: InSyncInput): InSyncCopies {
+  const types: TypeObjects[] = [];
+  const copies: number[] = [];
+  input.sources.forEach((t, i) => {
+    // A copy in the sources' list (a label added since) is left to the counts to catch.
+    const prepared = prepareType({ type: t.type, objects: t.objects.filter((o) => !isCopy(o)) });
+    const [ctx] = contexts(h, [prepared], new Set(), input.options);
+    const inScope = new Map<string, PropagatableObject[]>();
+    const add = (ns: string, o: PropagatableObject) => {
+      let list = inScope.get(ns);
+      if (!list) inScope.set(ns, (list = []));
+      list.push(o);
+    };
+    let count = 0;
+    for (const ns of h.namespaceNames()) {
+      if (unkept.has(ns)) continue;
+      const plan = planNamespace(ctx!, ns, prepared.byNamespace.get(ns) ?? []);
+      count += plan.create.length;
+      if (scope.has(ns)) for (const c of plan.create) add(ns, c.object);
+    }
+    for (const o of input.unkeptCopies[i] ?? []) {
+      const ns = o.metadata?.namespace;
+      if (ns === undefined || !isCopy(o)) continue;
+      count++;
+      if (scope.has(ns)) add(ns, o);
+    }
+    for (const [ns, objects] of prepared.byNamespace) if (scope.has(ns)) for (const o of objects) add(ns, o);
+    const objects: PropagatableObject[] = [];
+    for (const list of inScope.values()) objects.push(...list.sort(byName));
+    types.push({ type: t.type, objects });
+    copies.push(count);
+  });
+  return { types, copies };
 }
 
 /** Everything a preview shows but admission (the plugin asks the server for that). */
