@@ -300,6 +300,20 @@ describe('CopyReconciler', () => {
     expect(t.events.events[0]!.message).toMatch(/^Not overwriting RoleBinding "r": it was not created by HNC/);
   });
 
+  it('takes a deleted namespace out of the count: its copies are gone with it', async () => {
+    const src = rolebinding('a', 'r');
+    const t = setup('a -> b', [src]);
+    await t.reconciler.reconcile('b');
+    t.store.upsert(copyOf(src, 'b'));
+    expect(t.reconciler.numPropagated).toBe(1);
+    // The namespace's watches report it gone, and its HierarchyConfiguration with it.
+    t.h.setHierarchy('b', undefined);
+    t.h.setNamespace('b', undefined);
+    expect(await t.reconciler.reconcile('b')).toBe('skipped');
+    expect(t.reconciler.numPropagated).toBe(0);
+    expect(t.countChanges()).toBe(2);
+  });
+
   it('writes nothing into a halted namespace', async () => {
     const t = setup('a -> b', [rolebinding('a', 'r'), rolebinding('b', 'gone', { from: 'a' })]);
     updateHierarchy(t.h, 'a', { parent: 'missing' }); // a's parent is missing: a and below are halted

@@ -129,7 +129,13 @@ export class CopyReconciler {
     const { type, objects, writes, log } = this.deps;
     const ctx = this.deps.context();
     const plan = planNamespace(ctx, ns, objects.byNamespace(ns));
-    if (plan.skipped === 'halted' || plan.skipped === 'not-synced') return 'skipped'; // copies stay while halted
+    if (plan.skipped === 'not-synced') {
+      // A namespace deleted (or not seen yet) holds no copy in place: it leaves the count
+      // (numPropagatedObjects), which `kubectl hns set --dry-run` compares with its own.
+      if (this.propagated.delete(ns)) this.deps.onCounts?.();
+      return 'skipped';
+    }
+    if (plan.skipped === 'halted') return 'skipped'; // copies stay while halted
     const failures: Error[] = [];
     /** Runs one planned write; false if it failed (reported, and retried by the queue). */
     const attempt = async (what: string, name: string, source: string, fn: () => Promise<unknown>, goneUid?: string): Promise<boolean> => {
