@@ -145,6 +145,12 @@ export interface HncApi {
   /** A list of full objects, in one namespace or (namespace undefined) in all of them. */
   listAll(type: ResourceType, namespace: string | undefined, opts?: ListOptions): Promise<ObjectList>;
   /**
+   * How many objects of a type there are across the cluster (one small request: a page of one
+   * object and the server's count of the rest), at exactly `resourceVersion` when given (a list's,
+   * so that both describe one moment); undefined if the server does not say.
+   */
+  countAll(type: ResourceType, resourceVersion?: string): Promise<number | undefined>;
+  /**
    * listAll read as it arrives, keeping only the objects in the namespaces `keep` accepts (decided
    * from an object's namespace before it is parsed), without their metadata.managedFields. `keep`
    * may come after the first objects have: they wait, unparsed.

@@ -189,6 +189,17 @@ export class KubeHncApi implements HncApi {
     };
   }
 
+  async countAll(type: ResourceType, resourceVersion?: string): Promise<number | undefined> {
+    const page = await this.call<List<AnyObject> & { metadata?: { remainingItemCount?: number; continue?: string } }>(
+      'GET',
+      this.listPath(type, undefined),
+      { query: { limit: 1, ...(resourceVersion !== undefined && { resourceVersion, resourceVersionMatch: 'Exact' }) } },
+    );
+    const more = page.metadata?.remainingItemCount;
+    if (page.metadata?.continue && more === undefined) return undefined;
+    return (page.items?.length ?? 0) + (more ?? 0);
+  }
+
   async listSome(
     type: ResourceType,
     namespace: string | undefined,

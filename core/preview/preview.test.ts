@@ -363,6 +363,8 @@ describe('startPreview.inSync: the copies synthesized from the sources, when the
       const started = startPreview(all, change);
       const synthesized = started.inSync(fastRead(all, started.unkept));
       expect(synthesized.copies).toEqual(copiesOf(all));
+      // The controller counts neither kube-system's stray copy nor any copy of the Remove mode's but the halted namespace's.
+      expect(synthesized.counted).toEqual([copiesOf(all)[0]! - 1, 1, 1]);
       expect(started.finish({ ...all, types: synthesized.types })).toEqual(full);
     });
   }

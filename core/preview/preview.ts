@@ -443,6 +443,11 @@ export interface InSyncCopies {
   readonly types: TypeObjects[];
   /** For each type: its copies in every namespace, kept and unkept (what the API server should count). */
   readonly copies: number[];
+  /**
+   * For each type: the copies the controller counts in place when it has caught up (its
+   * numPropagatedObjects): those it keeps, and those it left in halted namespaces.
+   */
+  readonly counted: number[];
 }
 
 /** A preview started on the hierarchy alone, waiting for the objects (see startPreview). */
@@ -509,11 +514,16 @@ export function startPreview(snapshot: HierarchySnapshot, change: HierarchyChang
     type: { group: '', kind: '', mode: PropagationMode.Propagate },
     sources: new SourceSet(),
   };
-  for (const ns of h0.namespaceNames()) if (skipReason(anyType, ns) !== undefined) unkept.add(ns);
+  const halted = new Set<string>();
+  for (const ns of h0.namespaceNames()) {
+    const skip = skipReason(anyType, ns);
+    if (skip !== undefined) unkept.add(ns);
+    if (skip === 'halted') halted.add(ns);
+  }
   return {
     scope,
     unkept: sortStrings(unkept),
-    inSync: (input) => synthesize(h0, scope, unkept, input),
+    inSync: (input) => synthesize(h0, scope, unkept, halted, input),
     finish(input: PreviewObjects): Preview {
       const types = input.types.map(prepareType);
       const plan = (side: Map<string, NamespaceState>, ctxs: readonly PropagationContext[]) => {
@@ -543,9 +553,16 @@ const byName = (a: PropagatableObject, b: PropagatableObject): number => {
 };
 
 /** StartedPreview.inSync on the model before the change (`h`). */
-function synthesize(h: Hierarchy, scope: ReadonlySet<string>, unkept: ReadonlySet<string>, input: InSyncInput): InSyncCopies {
+function synthesize(
+  h: Hierarchy,
+  scope: ReadonlySet<string>,
+  unkept: ReadonlySet<string>,
+  halted: ReadonlySet<string>,
+  input: InSyncInput,
+): InSyncCopies {
   const types: TypeObjects[] = [];
   const copies: number[] = [];
+  const counted: number[] = [];
   input.sources.forEach((t, i) => {
     // A copy in the sources' list (a label added since) is left to the counts to catch.
     const prepared = prepareType({ type: t.type, objects: t.objects.filter((o) => !isCopy(o)) });
@@ -556,26 +573,30 @@ function synthesize(h: Hierarchy, scope: ReadonlySet<string>, unkept: ReadonlySe
       if (!list) inScope.set(ns, (list = []));
       list.push(o);
     };
-    let count = 0;
+    let kept = 0;
+    let left = 0;
+    let leftHalted = 0;
     for (const ns of h.namespaceNames()) {
       if (unkept.has(ns)) continue;
       const plan = planNamespace(ctx!, ns, prepared.byNamespace.get(ns) ?? []);
-      count += plan.create.length;
+      kept += plan.create.length;
       if (scope.has(ns)) for (const c of plan.create) add(ns, c.object);
     }
     for (const o of input.unkeptCopies[i] ?? []) {
       const ns = o.metadata?.namespace;
       if (ns === undefined || !isCopy(o)) continue;
-      count++;
+      left++;
+      if (halted.has(ns)) leftHalted++;
       if (scope.has(ns)) add(ns, o);
     }
     for (const [ns, objects] of prepared.byNamespace) if (scope.has(ns)) for (const o of objects) add(ns, o);
     const objects: PropagatableObject[] = [];
     for (const list of inScope.values()) objects.push(...list.sort(byName));
     types.push({ type: t.type, objects });
-    copies.push(count);
+    copies.push(kept + left);
+    counted.push(kept + leftHalted);
   });
-  return { types, copies };
+  return { types, copies, counted };
 }
 
 /** Everything a preview shows but admission (the plugin asks the server for that). */

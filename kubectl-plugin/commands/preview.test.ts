@@ -33,6 +33,22 @@ function cluster(): FakeApi {
   return api;
 }
 
+/** The controller's counts in HNCConfiguration's status, as it writes them once in sync: service-1 holds one copy. */
+function inSync(api: FakeApi): FakeApi {
+  const rbac = { group: 'rbac.authorization.k8s.io', version: 'v1', mode: 'Propagate' as const };
+  api.config = {
+    metadata: { name: 'config' },
+    spec: {},
+    status: {
+      resources: [
+        { ...rbac, resource: 'roles', numPropagatedObjects: 0, numSourceObjects: 0 },
+        { ...rbac, resource: 'rolebindings', numPropagatedObjects: 1, numSourceObjects: 2 },
+      ],
+    },
+  };
+  return api;
+}
+
 const writes = (api: FakeApi) => api.calls.filter((c) => /^(create|replace|delete) /.test(c));
 
 describe('--dry-run', () => {
@@ -55,7 +71,11 @@ describe('--dry-run', () => {
     await runSet(api, io, 'service-1', { parent: 'team-b' }, { dryRun: 'server', output: 'text' });
     expect(writes(api)).toEqual(['replace hc service-1 (dry run)']);
     expect(api.hierarchies.get('service-1')?.spec?.parent).toBe('team-a');
-    expect(api.calls.filter((c) => c.startsWith('list rolebindings'))).toEqual(['list rolebindings *']);
+    // No count of copies from the controller (HNCConfiguration has no status here): every object is listed.
+    expect(api.calls.filter((c) => c.startsWith('list rolebindings'))).toEqual([
+      'list rolebindings * !hnc.x-k8s.io/inherited-from',
+      'list rolebindings *',
+    ]);
     expect(io.stdout).toContain('Dry run (nothing was written): Changing the parent of service-1 from team-a to team-b\n');
     expect(io.stdout).toContain('Admission: allowed (update HierarchyConfiguration service-1/hierarchy)');
     expect(io.stdout).toContain('service-1: -team-a.tree.hnc.x-k8s.io/depth=1, +team-b.tree.hnc.x-k8s.io/depth=1');
@@ -63,6 +83,47 @@ describe('--dry-run', () => {
     expect(io.stdout).toContain('  delete RoleBinding team-a-admins (from team-a) in service-1\n');
     expect(io.stdout).toContain('  group team-a: loses admin in service-1 (was inherited from team-a)\n');
     expect(io.stdout).toContain('  group team-b: gains admin in service-1 (inherited from team-b)\n');
+  });
+
+  it('in sync (the API server and the controller count the copies made from the sources): no copy is read, the same answer', async () => {
+    const listed = captureIo();
+    await runSet(cluster(), listed, 'service-1', { parent: 'team-b' }, { dryRun: 'server', output: 'json' });
+    const api = inSync(cluster());
+    const io = captureIo();
+    await runSet(api, io, 'service-1', { parent: 'team-b' }, { dryRun: 'server', output: 'json', debug: true });
+    expect(io.stdout).toBe(listed.stdout);
+    expect(api.calls.filter((c) => c.includes('rolebindings'))).toEqual([
+      'list rolebindings * !hnc.x-k8s.io/inherited-from',
+      'count rolebindings',
+    ]);
+    expect(io.stderr).toMatch(/^preview: copies synthesized; \d+ requests\n$/);
+  });
+
+  it('a copy missing, an extra one, or a controller that counts otherwise: every object is listed, the same answer as before', async () => {
+    const drifted = [
+      (api: FakeApi) => api.objects.set('service-1/rolebindings', []),
+      (api: FakeApi) => api.objects.get('team-b/rolebindings')!.push(rb('team-b', 'left-over', 'x', 'team-a')),
+      (api: FakeApi) => (api.config!.status!.resources![1]!.numPropagatedObjects = 0),
+    ];
+    const why = [
+      '0 rolebindings copies in the cluster, 1 made from the sources',
+      '2 rolebindings copies in the cluster, 1 made from the sources',
+      'the controller counts 0 rolebindings copies in place, 1 made from the sources',
+    ];
+    for (const [i, drift] of drifted.entries()) {
+      const api = inSync(cluster());
+      drift(api);
+      const io = captureIo();
+      await runSet(api, io, 'service-1', { parent: 'team-b' }, { dryRun: 'client', output: 'json', debug: true });
+      expect(io.stderr).toContain(`copies listed (${why[i]})`);
+      expect(api.calls).toContain('list rolebindings *');
+      const listed = captureIo();
+      const plain = cluster();
+      drift(inSync(plain));
+      plain.config = undefined;
+      await runSet(plain, listed, 'service-1', { parent: 'team-b' }, { dryRun: 'client', output: 'json' });
+      expect(io.stdout).toBe(listed.stdout);
+    }
   });
 
   it("a refusal: the server's own message, exit non-zero (CliError), and -o json says allowed: false", async () => {

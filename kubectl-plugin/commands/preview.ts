@@ -35,13 +35,13 @@ import {
   type TypeObjects,
 } from '../../core/preview/index.js';
 import type { PropagationMode } from '../../core/api/index.js';
-import type { AnyObject, HncApi, ResourceType } from '../api.js';
+import type { AnyObject, HncApi, ListOptions, ResourceType } from '../api.js';
 import type { FlagSpec, FlagValues } from '../cli/command.js';
 import { CliError, ServerError, isForbidden, isNotFound } from '../errors.js';
 import type { Io } from '../io.js';
 import { renderPreviewText } from '../render/preview-text.js';
 import { stringify } from 'yaml';
-import { loadHandledTypes } from './types.js';
+import { loadHandledTypes, type HandledType } from './types.js';
 
 // ---- the flag --------------------------------------------------------------------------------------
 
@@ -87,13 +87,15 @@ export function dryRunMode(value: string | undefined): DryRun {
 export interface PreviewFlags {
   dryRun: DryRun;
   output: 'text' | 'json' | 'yaml';
+  /** HNS_PREVIEW_DEBUG=1: say on stderr how the copies were had (read, or made from the sources) and why. */
+  debug?: boolean;
 }
 
 export function previewFlags(flags: FlagValues): PreviewFlags {
   const dryRun = dryRunMode(typeof flags['dry-run'] === 'string' ? flags['dry-run'] : undefined);
   const output = flags.output === 'json' || flags.output === 'yaml' ? flags.output : 'text';
   if (dryRun === 'none' && output !== 'text') throw new CliError('Error: --output is only for --dry-run');
-  return { dryRun, output };
+  return { dryRun, output, ...(process.env.HNS_PREVIEW_DEBUG === '1' && { debug: true }) };
 }
 
 // ---- admission ------------------------------------------------------------------------------------
@@ -157,6 +159,8 @@ export interface ClusterRead {
   readonly hierarchies: HierarchyConfiguration[];
   readonly anchors: SubnamespaceAnchor[];
   readonly types: TypeObjects[];
+  /** Whether the copies were read or made from the sources. */
+  readonly copies: CopiesRead;
   readonly networkPolicies: NetworkPolicyObject[];
   readonly clusterRoles?: string[];
   /** Namespaces named in the hierarchy that could not be read (assumed to exist, with no labels). */
@@ -178,9 +182,6 @@ async function orForbidden<T>(p: Promise<T>): Promise<T | undefined> {
 
 const nsOf = (o: { metadata?: { namespace?: string } }): string => o.metadata?.namespace ?? '';
 
-/** readCluster's scope by default: every namespace's objects are kept. */
-const ALL: ReadonlySet<string> = new Set();
-
 /**
  * The objects with their managedFields let go at once: nothing in a preview reads them, and they
  * are about half of what a listed RoleBinding holds, which the garbage collector would otherwise
@@ -195,16 +196,42 @@ export function withoutManagedFields<T extends AnyObject>(items: T[]): T[] {
   return items;
 }
 
+/** How the copies of the propagated types were had. */
+export interface CopiesRead {
+  /**
+   * `synthesized`: from the sources alone, the cluster being in sync (StartedPreview.inSync);
+   * `listed`: every object of each type was read.
+   */
+  readonly how: 'synthesized' | 'listed';
+  /** Why they were listed, when a preview could have synthesized them. */
+  readonly why?: string;
+}
+
+/** Where a copy may be read one namespace at a time at most this many times (types × namespaces) before every copy is listed. */
+export const MAX_UNKEPT_LISTS = 64;
+
+/** One type's sources across the cluster and how many objects of it there are, at the same resourceVersion. */
+interface SourcesRead {
+  readonly sources: AnyObject[];
+  readonly total: number | undefined;
+}
+
 /**
- * Reads what a preview needs. `scopeOf` is called once, as soon as the forest is known (and while
- * the objects are still being read): the namespaces whose objects of propagated types to keep
- * (core/preview startPreview's scope); objects elsewhere are left out as they arrive, unparsed.
+ * Reads what a preview needs. `start` is called once, as soon as the forest is known (and while
+ * the objects are still being read): the preview's hierarchy part, whose scope says which
+ * namespaces' objects of propagated types to keep (objects elsewhere are left out as they
+ * arrive, unparsed).
+ *
+ * The copies (most of the objects: every source has one in each namespace below it) are not read
+ * when the cluster is in sync: each type's sources are listed (`!hnc.x-k8s.io/inherited-from`,
+ * which the API server filters), the copies the controller keeps are made from them by its own
+ * planner (StartedPreview.inSync), and those where it keeps none (halted or unmanaged namespaces)
+ * are read there. That stands only if, for every type, the API server counts as many copies
+ * (all its objects, counted at the sources' resourceVersion, less the sources) and the controller
+ * counts as many in place (HNCConfiguration's numPropagatedObjects) as were made; otherwise every
+ * object is listed, as it is for a caller who may not list across the cluster.
  */
-export async function readCluster(
-  api: HncApi,
-  focus: Focus,
-  scopeOf: (forest: ForestRead) => ReadonlySet<string> = () => ALL,
-): Promise<ClusterRead> {
+export async function readCluster(api: HncApi, focus: Focus, start?: (forest: ForestRead) => StartedPreview): Promise<ClusterRead> {
   let requests = 0;
   const count = <T>(p: Promise<T>): Promise<T> => {
     requests++;
@@ -214,12 +241,13 @@ export async function readCluster(
   const limit = limiter(PER_NAMESPACE_CONCURRENCY);
   const perNamespace = <T>(call: () => Promise<T>): Promise<T> => limit(() => count(call()));
   const notes: string[] = [];
-  const listAll = (type: ResourceType, ns?: string) =>
-    (ns === undefined ? count(api.listAll(type, ns)) : perNamespace(() => api.listAll(type, ns))).then((l) =>
+  const listAll = (type: ResourceType, ns?: string, opts?: ListOptions) =>
+    (ns === undefined ? count(api.listAll(type, ns, opts)) : perNamespace(() => api.listAll(type, ns, opts))).then((l) =>
       withoutManagedFields(l.items),
     );
   // The forest first; the scope it gives decides which objects of the lists below are kept.
   const forestNotes: string[] = [];
+  let walked = false;
   const forestRead = (async (): Promise<ForestRead> => {
     const [namespaces, hierarchies, anchors] = await Promise.all([
       orForbidden(count(api.listNamespaces())),
@@ -227,33 +255,44 @@ export async function readCluster(
       orForbidden(listAll(ANCHORS)),
     ]);
     if (namespaces && hierarchies && anchors) return { namespaces, hierarchies, anchors: anchors as SubnamespaceAnchor[], unreadable: [] };
-    const walked = await walkForest(api, focus, perNamespace, {
+    walked = true;
+    const forest = await walkForest(api, focus, perNamespace, {
       namespaces,
       hierarchies,
       anchors: anchors as SubnamespaceAnchor[] | undefined,
     });
     forestNotes.push(
-      `no permission to list every namespace, HierarchyConfiguration and anchor, so only the namespaces this change concerns were read (${walked.namespaces.length})`,
+      `no permission to list every namespace, HierarchyConfiguration and anchor, so only the namespaces this change concerns were read (${forest.namespaces.length})`,
     );
-    if (walked.unreadable.length)
-      forestNotes.push(`could not read ${walked.unreadable.join(', ')}: assumed to exist, with no labels and no objects seen`);
-    return walked;
+    if (forest.unreadable.length)
+      forestNotes.push(`could not read ${forest.unreadable.join(', ')}: assumed to exist, with no labels and no objects seen`);
+    return forest;
   })();
-  const keep = forestRead.then((forest) => {
-    const scope = scopeOf(forest);
-    return scope === ALL ? () => true : (ns: string | undefined) => ns !== undefined && scope.has(ns);
-  });
+  const started = forestRead.then((forest) => start?.(forest));
+  const keep = started.then((s) => (s ? (ns: string | undefined) => ns !== undefined && s.scope.has(ns) : () => true));
   keep.catch(() => undefined); // awaited below, through forestRead
   /** A propagated type's objects across the cluster, those in the scope only. */
   const listScoped = (type: ResourceType) => count(api.listSome(type, undefined, keep)).then((l) => l.items);
+  /** A type's sources and count (undefined when the caller may not list it across the cluster). */
+  const sourcesOf = async (type: ResourceType): Promise<SourcesRead | undefined> => {
+    const list = await orForbidden(count(api.listAll(type, undefined, { labelSelector: `!${Label.inheritedFrom}` })));
+    if (!list) return undefined;
+    let total: number | undefined;
+    try {
+      total = await count(api.countAll(type, list.resourceVersion));
+    } catch (err) {
+      if (!(err instanceof ServerError)) throw err; // e.g. that resourceVersion compacted already: every copy is listed
+    }
+    return { sources: withoutManagedFields(list.items), total };
+  };
   // Everything that does not depend on HNCConfiguration, at once.
   const rbac = ['roles', 'rolebindings'];
-  const [forest, netpols, clusterRoles, handled, ...rbacLists] = await Promise.all([
+  const [forest, netpols, clusterRoles, handled, ...rbacSources] = await Promise.all([
     forestRead,
     orForbidden(listAll(NETWORK_POLICIES)),
     orForbidden(listAll(CLUSTER_ROLES)),
     count(loadHandledTypes(api)),
-    ...rbac.map((resource) => orForbidden(listScoped({ group: RBAC_GROUP, version: 'v1', resource }))),
+    ...rbac.map((resource) => sourcesOf({ group: RBAC_GROUP, version: 'v1', resource })),
   ]);
   if (handled.note) notes.push(handled.note);
   notes.push(...forestNotes);
@@ -269,25 +308,92 @@ export async function readCluster(
   };
 
   const propagated = handled.types.filter((t) => isPropagating(t.mode) || t.mode === 'Remove');
-  const types = await Promise.all(
-    propagated.map(async (t): Promise<TypeObjects> => {
+  const typeOf = (t: HandledType, objects: readonly AnyObject[]): TypeObjects['type'] => ({
+    group: t.group,
+    kind: t.kind ?? objects[0]?.kind ?? t.resource,
+    resource: t.resource,
+    mode: t.mode as PropagationMode,
+  });
+  const sources = await Promise.all(
+    propagated.map((t) => {
       const i = t.group === RBAC_GROUP ? rbac.indexOf(t.resource) : -1;
-      const objects = await objectsOf(t, i >= 0 ? rbacLists[i] : await orForbidden(listScoped(t)));
-      const kind = t.kind ?? objects[0]?.kind ?? t.resource;
-      return { type: { group: t.group, kind, resource: t.resource, mode: t.mode as PropagationMode }, objects };
+      return i >= 0 ? rbacSources[i] : sourcesOf(t);
     }),
   );
+  const preview = await started;
+  const synthesized =
+    preview && !walked ? await copiesInSync(api, perNamespace, preview, propagated, sources, typeOf) : { why: 'no preview' };
+  let types: TypeObjects[];
+  let copies: CopiesRead;
+  if ('types' in synthesized) {
+    types = synthesized.types;
+    copies = { how: 'synthesized' };
+  } else {
+    copies = { how: 'listed', why: walked ? 'the forest was read namespace by namespace' : synthesized.why };
+    types = await Promise.all(
+      propagated.map(async (t, i): Promise<TypeObjects> => {
+        // A type whose sources could not be listed across the cluster cannot be listed whole either.
+        const objects = await objectsOf(t, sources[i] ? await orForbidden(listScoped(t)) : undefined);
+        return { type: typeOf(t, objects), objects };
+      }),
+    );
+  }
   const networkPolicies = (await objectsOf(NETWORK_POLICIES, netpols)) as NetworkPolicyObject[];
   if (!clusterRoles)
     notes.push('no permission to list ClusterRoles: bindings to ClusterRoles that do not exist are counted as granting them');
   return {
     ...forest,
     types,
+    copies,
     networkPolicies,
     ...(clusterRoles && { clusterRoles: clusterRoles.map((r) => r.metadata.name ?? '') }),
     notes,
     requests,
   };
+}
+
+/**
+ * The objects of each type as a full read of the scope would give them, made from the sources
+ * (StartedPreview.inSync), if the cluster is in sync as far as the counts tell; else why not.
+ */
+async function copiesInSync(
+  api: HncApi,
+  perNamespace: <T>(call: () => Promise<T>) => Promise<T>,
+  preview: StartedPreview,
+  handled: readonly HandledType[],
+  sources: readonly (SourcesRead | undefined)[],
+  typeOf: (t: HandledType, objects: readonly AnyObject[]) => TypeObjects['type'],
+): Promise<{ types: TypeObjects[] } | { why: string }> {
+  for (const [i, t] of handled.entries()) {
+    const read = sources[i];
+    if (!read) return { why: `no permission to list ${t.resource} across the cluster` };
+    if (read.total === undefined) return { why: `the API server did not count the ${t.resource}` };
+    if (t.numPropagatedObjects === undefined) return { why: `HNCConfiguration's status has no count of ${t.resource} copies` };
+  }
+  if (preview.unkept.length * handled.length > MAX_UNKEPT_LISTS)
+    return { why: `${preview.unkept.length} namespaces where the controller keeps no copy (halted or not managed)` };
+  const selector = { labelSelector: Label.inheritedFrom };
+  const unkeptCopies = await Promise.all(
+    handled.map(async (t) => {
+      const lists = await Promise.all(preview.unkept.map((ns) => orForbidden(perNamespace(() => api.listAll(t, ns, selector)))));
+      return lists.some((l) => !l) ? undefined : lists.flatMap((l) => withoutManagedFields(l!.items));
+    }),
+  );
+  if (unkeptCopies.some((l) => !l)) return { why: 'no permission to list the copies of a halted or unmanaged namespace' };
+  const inSync = preview.inSync({
+    sources: handled.map((t, i) => ({ type: typeOf(t, sources[i]!.sources), objects: sources[i]!.sources })),
+    unkeptCopies: unkeptCopies as AnyObject[][],
+  });
+  for (const [i, t] of handled.entries()) {
+    const inCluster = sources[i]!.total! - sources[i]!.sources.length;
+    if (inCluster !== inSync.copies[i])
+      return { why: `${inCluster} ${t.resource} copies in the cluster, ${inSync.copies[i]} made from the sources` };
+    if (t.numPropagatedObjects !== inSync.counted[i])
+      return {
+        why: `the controller counts ${t.numPropagatedObjects} ${t.resource} copies in place, ${inSync.counted[i]} made from the sources`,
+      };
+  }
+  return { types: inSync.types };
 }
 
 export interface ForestRead {
@@ -428,9 +534,10 @@ export async function runPreview(api: HncApi, io: Io, flags: PreviewFlags, req: 
   // The hierarchy's part of the preview is computed as soon as the forest is read, while the
   // objects still arrive; only the objects in its scope are kept.
   let started: StartedPreview | undefined;
-  const scopeOf = (forest: ForestRead) =>
-    (started = startPreview({ policy: policyFromLabels(forest.namespaces), ...forest }, req.change)).scope;
-  const [read, admission0] = await Promise.all([readCluster(api, req.focus, scopeOf), checkAdmission(dryRun, req.writes)]);
+  const start = (forest: ForestRead) => (started = startPreview({ policy: policyFromLabels(forest.namespaces), ...forest }, req.change));
+  const [read, admission0] = await Promise.all([readCluster(api, req.focus, start), checkAdmission(dryRun, req.writes)]);
+  if (flags.debug)
+    io.err(`preview: copies ${read.copies.how}${read.copies.why ? ` (${read.copies.why})` : ''}; ${read.requests} requests\n`);
   const admission = req.adjust ? req.adjust(admission0) : admission0;
   if (!started) throw new Error('readCluster returned before the forest was read');
   const preview = started.finish({

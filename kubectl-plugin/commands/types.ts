@@ -12,6 +12,8 @@ export interface HandledType extends ResourceType {
   mode: string;
   /** Names that also denote the type (singular, short names), lower case, from discovery. */
   aliases?: string[];
+  /** The copies the controller counts in place (the status's numPropagatedObjects), if it says. */
+  numPropagatedObjects?: number;
 }
 
 export interface HandledTypes {
@@ -35,9 +37,20 @@ const sameType = (a: { group: string; resource: string }, b: { group: string; re
 export function handledTypes(status: readonly ResourceStatus[]): HandledType[] {
   const out: HandledType[] = ENFORCED.map((t) => ({ ...t }));
   for (const r of status) {
-    const type: HandledType = { group: r.group ?? '', version: r.version, resource: r.resource, mode: r.mode || PropagationMode.Ignore };
+    const type: HandledType = {
+      group: r.group ?? '',
+      version: r.version,
+      resource: r.resource,
+      mode: r.mode || PropagationMode.Ignore,
+      ...(r.numPropagatedObjects !== undefined && { numPropagatedObjects: r.numPropagatedObjects }),
+    };
     const known = out.find((t) => sameType(t, type));
-    if (known) Object.assign(known, { version: type.version || known.version, mode: type.mode });
+    if (known)
+      Object.assign(known, {
+        version: type.version || known.version,
+        mode: type.mode,
+        ...(type.numPropagatedObjects !== undefined && { numPropagatedObjects: type.numPropagatedObjects }),
+      });
     else out.push(type);
   }
   return out;

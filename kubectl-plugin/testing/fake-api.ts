@@ -36,11 +36,12 @@ export class FakeApi implements HncApi {
   /** Calls that fail with this error. */
   readonly failures = new Map<string, Error>();
 
-  private check(call: string): void {
+  /** Records a call; `permission` is the call RBAC decides on (a list's, whatever its selector). */
+  private check(call: string, permission = call): void {
     this.calls.push(call);
     const failure = this.failures.get(call);
     if (failure) throw failure;
-    if (this.forbidden.has(call)) throw new ServerError(403, `forbidden: ${call}`, 'Forbidden');
+    if (this.forbidden.has(permission)) throw new ServerError(403, `forbidden: ${call}`, 'Forbidden');
   }
 
   /** Adds a namespace, its HC (from parent/children/conditions) and the subnamespace annotation. */
@@ -173,7 +174,14 @@ export class FakeApi implements HncApi {
       namespace === undefined ? [...this.objects.keys()].filter((k) => k.endsWith(`/${type.resource}`)) : [`${namespace}/${type.resource}`];
     return keys
       .flatMap((k) => (this.objects.get(k) ?? []).map((o) => ({ ...o, metadata: { namespace: k.split('/')[0], ...o.metadata } })))
-      .filter((o) => name === undefined || o.metadata.name === name);
+      .filter((o) => name === undefined || o.metadata.name === name)
+      .filter((o) => matchesSelector(o, opts.labelSelector));
+  }
+
+  /** Counts as a server does: `count <resource>` among the calls. */
+  async countAll(type: ResourceType): Promise<number | undefined> {
+    this.check(`count ${type.resource}`, `list ${type.resource} *`);
+    return this.objectsIn(type, undefined, {}).length;
   }
 
   /** A table with the columns Name and Data (the number of keys of `data`), Data at priority 1. */
@@ -192,7 +200,8 @@ export class FakeApi implements HncApi {
     };
   }
   async listAll(type: ResourceType, namespace: string | undefined, opts: ListOptions = {}): Promise<ObjectList> {
-    this.check(`list ${type.resource} ${namespace ?? '*'}`);
+    const list = `list ${type.resource} ${namespace ?? '*'}`;
+    this.check(opts.labelSelector ? `${list} ${opts.labelSelector}` : list, list);
     return {
       items: this.objectsIn(type, namespace, opts).map((o) => clone({ apiVersion: 'v1', kind: type.kind, ...o })),
       resourceVersion: '7',
@@ -213,4 +222,11 @@ export class FakeApi implements HncApi {
     this.check(`watch ${type.resource} ${namespace ?? '*'}`);
     return Promise.resolve();
   }
+}
+
+/** A label selector of one requirement, "key" (exists) or "!key" (does not), as the plugin asks for them. */
+function matchesSelector(o: AnyObject, selector: string | undefined): boolean {
+  if (!selector) return true;
+  const labels = o.metadata.labels ?? {};
+  return selector.startsWith('!') ? labels[selector.slice(1)] === undefined : labels[selector] !== undefined;
 }
