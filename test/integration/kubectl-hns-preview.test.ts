@@ -13,7 +13,9 @@ import { TestCluster, eventually, eventuallyEqual, kubectl, type TestUser } from
 import { createAnchor, getAnchor, getHierarchy, namespaceExists, setParent } from '../support/hnc.js';
 import { removeWebhookConfigurations, startHncWithWebhooks, waitForWebhooks } from '../support/manager.js';
 import { KubeHncApi } from '../../kubectl-plugin/kube-api.js';
-import type { AnyObject } from '../../kubectl-plugin/api.js';
+import type { AnyObject, HncApi } from '../../kubectl-plugin/api.js';
+import { runSet } from '../../kubectl-plugin/commands/set.js';
+import { captureIo } from '../../kubectl-plugin/io.js';
 
 let cluster: TestCluster;
 let hnc: Hnc;
@@ -271,5 +273,78 @@ describe('what a preview reads', () => {
     expect(all.items.length).toBeGreaterThan(some.items.length);
     expect(some.items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`)).toContain(`${teamA}/org-admins`);
     expect(some.items).toEqual(all.items.filter((o) => inScope(o.metadata?.namespace)).map(withoutManagedFields));
+  });
+});
+
+describe('copies made from the sources when the cluster is in sync', () => {
+  /** The move previewed in-process as the plugin runs it: its JSON and how it had the copies (stderr). */
+  async function preview(api: HncApi, ns: string, parent: string): Promise<{ json: string; how: string }> {
+    const io = captureIo();
+    await runSet(api, io, ns, { parent }, { dryRun: 'client', output: 'json', debug: true });
+    return { json: io.stdout, how: io.stderr };
+  }
+  /** The same API with no count of objects: the plugin then lists every copy (the read it always did before). */
+  const listing = (api: HncApi): HncApi => Object.assign(Object.create(api) as HncApi, { countAll: () => Promise.resolve(undefined) });
+
+  it('the same answer as from every copy on a real propagated tree; a copy deleted while HNC is stopped: every copy is read', async () => {
+    // org ─┬─ fast-a ── leaf ── deep   fast-a's binding, and org's, copied below it; deep holds a user's
+    //      │                            binding named as fast-b's (a conflict once moved);
+    //      └─ fast-b                    fast-b's bindings, one of them not for deep (treeSelect).
+    // The move: leaf to fast-b.
+    const a = await child('fast-a', org);
+    const b = await child('fast-b', org);
+    const leaf = await child('fast-leaf', a);
+    const deep = await child('fast-deep', leaf);
+    await bindGroup(a, 'fast-a-admins', 'fast-a');
+    await bindGroup(b, 'fast-b-admins', 'fast-b');
+    await bindGroup(deep, 'fast-b-admins', 'someone');
+    await cluster.admin.create(`${RBAC}/namespaces/${b}/rolebindings`, {
+      metadata: { name: 'fast-b-viewers', annotations: { 'propagate.hnc.x-k8s.io/treeSelect': `!${deep}` } },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'fast-b-viewers' }],
+    });
+    await waitForCopy(deep, 'fast-a-admins');
+    await waitForCopy(deep, 'org-admins');
+
+    const api = new KubeHncApi(cluster.admin, 30_000);
+    // Once the controller has caught up and written its counts, the copies are made, not read.
+    const fast = await eventually(async () => {
+      const p = await preview(api, leaf, b);
+      return p.how.startsWith('preview: copies synthesized') ? p : undefined;
+    }, 'a preview with the copies made from the sources');
+    const full = await preview(listing(api), leaf, b);
+    expect(full.how).toContain('copies listed (the API server did not count the ');
+    expect(fast.json).toBe(full.json);
+    const report = JSON.parse(fast.json) as Report;
+    const key = (c: CopyChange) => `${c.namespace}/${c.name}`;
+    expect(report.copies.conflicts.map(key)).toEqual([`${deep}/fast-b-admins`]);
+    expect(report.copies.delete.map(key).sort()).toEqual([`${deep}/fast-a-admins`, `${leaf}/fast-a-admins`].sort());
+    expect(report.copies.create.map(key).sort()).toEqual([`${leaf}/fast-b-admins`, `${leaf}/fast-b-viewers`].sort());
+
+    // The built plugin, as a user runs it: the same answer.
+    process.env.HNS_PREVIEW_DEBUG = '1';
+    try {
+      const r = await hns(cluster, 'set', leaf, '--parent', b, '--dry-run=client', '-o', 'json');
+      expect(r.stderr).toMatch(/^preview: copies synthesized; \d+ requests\n$/);
+      expect(r.stdout).toBe(fast.json);
+    } finally {
+      delete process.env.HNS_PREVIEW_DEBUG;
+    }
+
+    // HNC stopped, and an admin deletes a copy: the counts disagree, every copy is read, and the
+    // answer is the truth (the copy is gone already: nothing to delete there).
+    await hnc.stop();
+    await removeWebhookConfigurations();
+    try {
+      await cluster.admin.delete(`${RBAC}/namespaces/${deep}/rolebindings/fast-a-admins`);
+      const stale = await preview(api, leaf, b);
+      expect(stale.how).toContain('copies listed (');
+      expect(stale.how).toContain('rolebindings copies in the cluster');
+      expect(stale.json).toBe((await preview(listing(api), leaf, b)).json);
+      expect((JSON.parse(stale.json) as Report).copies.delete.map(key)).not.toContain(`${deep}/fast-a-admins`);
+    } finally {
+      hnc = await startHncWithWebhooks('kubectl-hns-preview-again');
+      await waitForWebhooks(cluster.kubeconfigPath);
+    }
   });
 });
