@@ -57,6 +57,22 @@ describe('ListReader', () => {
     });
   }
 
+  it('keys written with escapes (valid JSON, the same keys to JSON.parse) are read as those keys', () => {
+    const fields = JSON.stringify(managed);
+    const text =
+      `{"kind":"List","\\u0069tems":[{"m\\u0065tadata":{"name":"e","n\\u0061mespace":"team-\\u0065","m\\u0061nagedFields":${fields}}},` +
+      `{"metadata":{"name":"f","namespace":"team-f","managedFields":${fields}}}]}`;
+    for (const chunk of [1, 5, 1 << 20]) {
+      const r = read(text, chunk);
+      expect(r.header).toEqual({ kind: 'List', items: [] });
+      expect(r.found.map((i) => i.namespace)).toEqual(['team-e', 'team-f']);
+      expect(r.found.map((i) => i.parse())).toEqual([
+        { metadata: { name: 'e', namespace: 'team-e' } },
+        { metadata: { name: 'f', namespace: 'team-f' } },
+      ]);
+    }
+  });
+
   it('an empty list, and a list without items', () => {
     expect(read('{"kind":"List","items":[]}', 5)).toEqual({ header: { kind: 'List', items: [] }, found: [] });
     expect(read('{"kind":"List","metadata":{}}', 5)).toEqual({ header: { kind: 'List', metadata: {} }, found: [] });

@@ -33,6 +33,9 @@ export interface ListItem {
 /** The list's own fields (kind, apiVersion, metadata), its items left out. */
 export type ListHeader = { kind?: string; apiVersion?: string; metadata?: { resourceVersion?: string } } & Record<string, unknown>;
 
+/** Whether the last string stringEnd() found held an escape. */
+let escaped = false;
+
 /**
  * The index of the quote closing the string whose opening quote is at `open`, or -1 when the
  * string goes on in the next chunk. A loop in JS: most strings in a list are short, and a native
@@ -40,16 +43,23 @@ export type ListHeader = { kind?: string; apiVersion?: string; metadata?: { reso
  */
 function stringEnd(buf: Buffer, open: number): number {
   const n = buf.length;
+  escaped = false;
   for (let j = open + 1; j < n; j++) {
     const c = buf[j];
     if (c === QUOTE) return j;
-    if (c === BACKSLASH) j++;
+    if (c === BACKSLASH) {
+      escaped = true;
+      j++;
+    }
   }
   return -1;
 }
 
-const isKey = (buf: Buffer, open: number, close: number, key: Buffer): boolean =>
-  close - open - 1 === key.length && buf.compare(key, 0, key.length, open + 1, close) === 0;
+/** Whether the string from `open` to `close` (its quotes) is `key`; an escaped one (`"n\u0061mespace"`) is decoded first. */
+const isKey = (buf: Buffer, open: number, close: number, key: Buffer, hasEscape: boolean): boolean =>
+  hasEscape
+    ? (JSON.parse(buf.toString('utf8', open, close + 1)) as string) === key.toString()
+    : close - open - 1 === key.length && buf.compare(key, 0, key.length, open + 1, close) === 0;
 
 const isSpace = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
@@ -118,7 +128,7 @@ export class ListReader {
       if (c === QUOTE) {
         const close = stringEnd(buf, i);
         if (close < 0) return i;
-        this.onString(buf, i, close);
+        this.onString(buf, i, close, escaped);
         i = close;
         continue;
       }
@@ -142,19 +152,22 @@ export class ListReader {
     return n;
   }
 
-  private onString(buf: Buffer, open: number, close: number): void {
+  private onString(buf: Buffer, open: number, close: number, hasEscape: boolean): void {
     const depth = this.depth;
     if (this.expectKey) {
-      if (depth === 1) this.key1 = isKey(buf, open, close, ITEMS) ? 'items' : '';
-      else if (depth === 3) this.key3 = isKey(buf, open, close, METADATA) ? 'metadata' : '';
+      if (depth === 1) this.key1 = isKey(buf, open, close, ITEMS, hasEscape) ? 'items' : '';
+      else if (depth === 3) this.key3 = isKey(buf, open, close, METADATA, hasEscape) ? 'metadata' : '';
       else if (depth === 4 && this.inMetadata) {
-        this.key4 = isKey(buf, open, close, NAMESPACE) ? 'namespace' : isKey(buf, open, close, MANAGED_FIELDS) ? 'managedFields' : '';
+        this.key4 = isKey(buf, open, close, NAMESPACE, hasEscape)
+          ? 'namespace'
+          : isKey(buf, open, close, MANAGED_FIELDS, hasEscape)
+            ? 'managedFields'
+            : '';
         this.keyStart4 = open;
       }
       this.expectKey = false;
     } else if (depth === 4 && this.inMetadata && this.key4 === 'namespace') {
-      const raw = buf.toString('utf8', open + 1, close);
-      this.namespace = raw.includes('\\') ? (JSON.parse(buf.toString('utf8', open, close + 1)) as string) : raw;
+      this.namespace = hasEscape ? (JSON.parse(buf.toString('utf8', open, close + 1)) as string) : buf.toString('utf8', open + 1, close);
     }
   }
 
