@@ -233,25 +233,25 @@ export class KubeClient {
   }
 
   /** From a client-node KubeConfig (the kubectl plugin, tests). */
-  static async fromKubeConfig(kc: KubeConfig): Promise<KubeClient> {
+  static async fromKubeConfig(kc: KubeConfig, opts: { maxSockets?: number } = {}): Promise<KubeClient> {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig names no current cluster');
-    const opts: https.RequestOptions = {};
-    await kc.applyToHTTPSOptions(opts);
+    const tls: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(tls);
     const agent = new PoolAgent({
       keepAlive: true,
-      maxSockets: 64,
-      ca: opts.ca,
-      cert: opts.cert,
-      key: opts.key,
-      rejectUnauthorized: opts.rejectUnauthorized,
+      maxSockets: opts.maxSockets ?? 64,
+      ca: tls.ca,
+      cert: tls.cert,
+      key: tls.key,
+      rejectUnauthorized: tls.rejectUnauthorized,
     });
     const credentials = async (): Promise<Headers | undefined> => {
       const fresh: https.RequestOptions = {};
       await kc.applyToHTTPSOptions(fresh);
       return fresh.headers as Headers | undefined;
     };
-    return new KubeClient(cluster.server.replace(/\/$/, ''), { ...opts, agent }, credentials);
+    return new KubeClient(cluster.server.replace(/\/$/, ''), { ...tls, agent }, credentials);
   }
 
   /**

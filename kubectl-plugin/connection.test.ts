@@ -3,8 +3,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ClusterConnection } from '../kube/kubeconfig.js';
+import { localHttpsServers } from '../kube/testing-https.js';
 import type { GlobalFlags } from './cli/global-flags.js';
 import { connect, impersonationHeaders, loadConnection } from './connection.js';
 
@@ -156,4 +157,63 @@ describe('global flags take effect on the connection', () => {
     expect(() => impersonationHeaders({ asGroup: ['devs'] })).toThrow('Error: requesting uid or groups without impersonating a user');
     expect(() => impersonationHeaders({ asUid: '1' })).toThrow('Error: requesting uid or groups without impersonating a user');
   });
+});
+
+describe('an exec user’s connection', () => {
+  const servers = localHttpsServers('kubectl-hns-exec');
+  afterEach(async () => (await servers).close());
+
+  it('opens as many watches at once as any other user’s (get --watch keeps one per namespace it cannot watch cluster-wide)', async () => {
+    const https = await servers;
+    const open = new Set<string>();
+    const { port } = await https.serve((req, res) => {
+      // A watch that stays open: its head is sent, no event yet.
+      res.writeHead(req.headers.authorization === 'Bearer exec-token' ? 200 : 401, { 'content-type': 'application/json' });
+      res.flushHeaders();
+      open.add(req.url!);
+    });
+    const credential = JSON.stringify({
+      apiVersion: 'client.authentication.k8s.io/v1',
+      kind: 'ExecCredential',
+      status: { token: 'exec-token' },
+    });
+    const config = file(
+      'exec-config',
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [
+          {
+            name: 'local',
+            cluster: { server: `https://127.0.0.1:${port}`, 'certificate-authority-data': Buffer.from(https.caPem).toString('base64') },
+          },
+        ],
+        users: [
+          {
+            name: 'exec',
+            user: {
+              exec: {
+                apiVersion: 'client.authentication.k8s.io/v1',
+                command: process.execPath,
+                args: ['-e', `console.log(${JSON.stringify(credential)})`],
+              },
+            },
+          },
+        ],
+        contexts: [{ name: 'local', context: { cluster: 'local', user: 'exec' } }],
+        'current-context': 'local',
+      }),
+    );
+    const session = await connect({ kubeconfig: config });
+    const n = 80;
+    const watches = Array.from({ length: n }, (_, i) =>
+      session.api
+        .watch({ group: '', version: 'v1', resource: 'configmaps' }, `ns-${i}`, { table: false }, () => undefined)
+        .catch(() => undefined),
+    );
+    // Until every watch is open on the server (64 were, the rest waiting for a socket, for ever).
+    await expect.poll(() => open.size, { timeout: 20_000, interval: 50 }).toBe(n);
+    await (await servers).close();
+    await Promise.all(watches);
+  }, 40_000);
 });

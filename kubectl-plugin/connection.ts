@@ -69,7 +69,8 @@ async function clientNodeClient(loaded: Extract<LoadedKubeconfig, { kind: 'clien
   }
   const kc = new WithHeaders();
   kc.loadFromString(JSON.stringify(loaded.config));
-  return KubeClient.fromKubeConfig(kc);
+  // No cap on connections, as for the other users (connect).
+  return KubeClient.fromKubeConfig(kc, { maxSockets: Infinity });
 }
 
 export async function connect(flags: GlobalFlags): Promise<Session> {
