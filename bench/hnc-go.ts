@@ -25,6 +25,7 @@ import { mutatingConfiguration, validatingConfiguration, type ConfigurationInput
 import type { ChildStats, StartRequest } from './hnc-child.js';
 import type { Controller, StartResult } from './hnc-process.js';
 import { sleep } from './util.js';
+import { placeInCpuGroup } from './cgroups.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const NAMESPACE = MANAGER_SERVICE_ACCOUNT.namespace;
@@ -213,6 +214,7 @@ export class GoHncProcess implements Controller {
       env: { ...process.env, TMPDIR: this.certDir },
     });
     closeSync(out);
+    placeInCpuGroup('controller', child.pid);
     this.child = child;
     this.exited = new Promise((r) => child.once('exit', () => r()));
     let gone = false;

@@ -9,6 +9,7 @@ import type { ChildCall, ChildStats, StartRequest } from './hnc-child.js';
 import { benchNodeEnv, benchNodeFlags } from './node-flags.js';
 import type { GeneratorStats, LoadGeneratorCall, LoadGeneratorData } from './load-generator.js';
 import type { Load, LatencyResult } from './webhook-load.js';
+import { placeInCpuGroup } from './cgroups.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 // Under node_modules/.cache: never linted nor committed, and the bundle's imports resolve from there.
@@ -104,6 +105,7 @@ export class LoadGenerator {
     // Like HNC's child: ended with the benchmark (parent-death signal), structured-clone IPC for the samples.
     const [cmd, args] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...argv]] : [process.execPath, argv];
     const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    placeInCpuGroup('load', child.pid);
     live.add(child);
     child.once('exit', () => live.delete(child));
     const g = new LoadGenerator(child);
@@ -193,6 +195,7 @@ export class HncProcess implements Controller {
     // one thread would not notice the benchmark's end, and must not outlive it.
     const [cmd, args] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...argv]] : [process.execPath, argv];
     const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...HNC_NODE_ENV } });
+    placeInCpuGroup('controller', child.pid);
     live.add(child);
     child.once('exit', () => live.delete(child));
     const p = new HncProcess(child);

@@ -61,6 +61,10 @@ export function markdown(report: RunReport): string {
       .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join('/') : String(v)}`)
       .join(', ')}.`,
   );
+  if (typeof run.options.cpuGroups === 'string')
+    lines.push(
+      `**CPU groups:** ${run.options.cpuGroups.startsWith('flat') ? run.options.cpuGroups : `isolated (--cgroups), ${run.options.cpuGroups}`}.`,
+    );
   if (results.some((r) => r.sharedPlane))
     lines.push('The topologies shared one control plane (--quick): each cold start found the earlier topologies in place.');
   const contended = results.filter((r) => r.otherApiServers > 0 || (r.coldStart.cpu.others ?? 0) > 0.2 * r.coldStart.seconds);

@@ -16,6 +16,7 @@ import { buildChild, killAllChildren } from './hnc-process.js';
 import { log } from './util.js';
 import { runHrq } from './hrq.js';
 import { goManagerBinary } from './hnc-go.js';
+import { activateCpuGroups, CgroupsUnavailable, CpuGroups, parseShares, placeInCpuGroup } from './cgroups.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -54,6 +55,8 @@ const { values: flags } = parseArgs({
     'hrq-seconds': { type: 'string' },
     profile: { type: 'boolean', default: false },
     controller: { type: 'string' },
+    cgroups: { type: 'boolean', default: false },
+    'cgroup-shares': { type: 'string' },
     out: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -94,6 +97,11 @@ const USAGE = `Usage: npm run bench -- [--quick | --size N] [--topology wide,ful
   --profile               write V8 CPU profiles of the HNC processes to bench/results/profiles/ (one per process, in start order: cold start, warm restart + propagation + moves, webhooks), and a heap snapshot at steady state after the cold start
   --controller NAME       hnc-ts (default) or hnc-go: HNC's Go manager, built once from the Go module proxy
                           (bench/hnc-go-build.sh), measured through the same phases (no HRQ phase, no --profile)
+  --cgroups               run the control plane (etcd, kube-apiserver, kube-controller-manager), the controller under test,
+                          the load generator and the benchmark itself each in a CPU group of its own (cgroup v1, as kubelet
+                          does per pod; needs root); without it all run flat in one group, sharing the cores per thread
+  --cgroup-shares SPEC    the groups' cpu.shares with --cgroups: equal (default, 1024 each), requests (as kubelet sets them
+                          from CPU requests: control-plane 563, controller 102, load 256, harness 102) or group=N,...
   --out DIR               where results go (default bench/results)
 `;
 
@@ -129,11 +137,30 @@ async function main(): Promise<void> {
     throw new Error('--controller hnc-go runs without the HRQ phase and --profile');
   for (const t of topologies)
     if (!TOPOLOGIES.includes(t)) throw new Error(`unknown topology ${JSON.stringify(t)}; choose from ${TOPOLOGIES.join(', ')}`);
+  if (flags['cgroup-shares'] !== undefined && !flags.cgroups) throw new Error('--cgroup-shares needs --cgroups');
+  const shares = parseShares(flags['cgroup-shares']);
+  // Isolated or flat, said in the report and the file name: the two kinds of figures are never mixed up.
+  let cpuGroups = 'flat: every process in one CPU group (the cores shared per thread)';
+  let isolated = false;
+  if (flags.cgroups) {
+    try {
+      const groups = CpuGroups.create(shares);
+      activateCpuGroups(groups);
+      placeInCpuGroup('harness', process.pid);
+      cpuGroups = groups.describe();
+      isolated = true;
+      log(`CPU groups under ${groups.dir}: ${cpuGroups}`);
+    } catch (err) {
+      if (!(err instanceof CgroupsUnavailable)) throw err;
+      log(`${err.message}; running flat (every process in one CPU group)`);
+      cpuGroups = `flat (--cgroups asked for, not available: ${err.message.replace(/^--cgroups: /, '')})`;
+    }
+  }
   const outDir = flags.out ?? join(HERE, 'results');
   const stamp = new Date().toISOString().replace(/[:]/g, '-').slice(0, 19);
   const base = join(
     outDir,
-    `${stamp}-${quick ? 'quick' : `n${size}`}${flags['hrq-only'] ? '-hrq' : ''}${controller === 'hnc-go' ? '-hnc-go' : ''}`,
+    `${stamp}-${quick ? 'quick' : `n${size}`}${flags['hrq-only'] ? '-hrq' : ''}${controller === 'hnc-go' ? '-hnc-go' : ''}${isolated ? '-cgroups' : ''}`,
   );
   const profileDir = flags.profile ? join(outDir, 'profiles', `${stamp}-${quick ? 'quick' : `n${size}`}`) : undefined;
   const opts: ScenarioOptions = {
@@ -202,6 +229,7 @@ async function main(): Promise<void> {
         webhooksFor: flags['no-webhooks'] ? 'none' : quick ? `${topologies[topologies.length - 1]} only` : 'all',
         profileDir: undefined,
         sharedPlane: shared,
+        cpuGroups,
       },
     },
     results: [],

@@ -53,6 +53,7 @@ import { cpuDelta, log, mb, pool, processesNamed, round, sampleCpu, sleep, summa
 import { apiserverClient, windowOf, type LatencyResult } from './webhook-load.js';
 import { hierarchyConfigurationPath, hncCollectionPath, hncConfigurationPath } from '../core/api/paths.js';
 import type { ThreadDelay } from '../webhooks/admission-protocol.js';
+import { placeInCpuGroup } from './cgroups.js';
 
 export interface ScenarioOptions {
   size: number;
@@ -583,6 +584,7 @@ export class Plane {
   static async start(opts: ScenarioOptions): Promise<Plane> {
     const cp = await LocalControlPlane.start({ log: () => undefined });
     try {
+      Plane.placeInCpuGroups(cp);
       const admin = await KubeClient.fromKubeconfig(cp.kubeconfigPath);
       await installCrds(admin);
       await installRbac(admin);
@@ -603,6 +605,11 @@ export class Plane {
       await cp.stop();
       throw err;
     }
+  }
+
+  /** With --cgroups: etcd, kube-apiserver and kube-controller-manager in the control plane's group (bench/cgroups.ts). */
+  static placeInCpuGroups(cp: LocalControlPlane): void {
+    for (const pid of Object.values(Plane.pidsOf(cp))) placeInCpuGroup('control-plane', pid);
   }
 
   static pidsOf(cp: LocalControlPlane): Record<string, number | undefined> {
@@ -637,6 +644,8 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
   log(`${name}: ${shape.namespaces} namespaces, depth ${shape.depth}, max fan-out ${shape.maxFanOut}, ${sources.length} sources`);
   const { admin, identity, floor, cp } = plane;
   plane.topologies++;
+  // Again per topology: a component the control plane restarted has a new process.
+  Plane.placeInCpuGroups(cp);
   const children: Controller[] = [];
   let tracker: Tracker | undefined;
   let running: Controller | undefined;

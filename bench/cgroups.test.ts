@@ -1,0 +1,64 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CgroupsUnavailable, CpuGroups, EQUAL_SHARES, parseShares, REQUEST_SHARES, unavailableReason } from './cgroups.js';
+
+describe('--cgroup-shares', () => {
+  it('reads equal, requests, and group=N over the equal shares; refuses unknown groups and values off the kernel range', () => {
+    expect(parseShares(undefined)).toEqual(EQUAL_SHARES);
+    expect(parseShares('equal')).toEqual(EQUAL_SHARES);
+    expect(parseShares('requests')).toEqual(REQUEST_SHARES);
+    expect(parseShares('controller=2048, load=512')).toEqual({ ...EQUAL_SHARES, controller: 2048, load: 512 });
+    expect(() => parseShares('apiserver=10')).toThrow(
+      '--cgroup-shares: unknown group "apiserver"; choose from control-plane, controller, load, harness',
+    );
+    expect(() => parseShares('controller=1')).toThrow('--cgroup-shares: controller must be a whole number from 2 to 262144, not "1"');
+    expect(() => parseShares('load=')).toThrow('not ""');
+  });
+});
+
+describe('CPU groups', () => {
+  const cleanup: Array<() => void> = [];
+  afterEach(() => {
+    for (const c of cleanup.splice(0)) c();
+  });
+
+  it('says why a folder that is no cgroup v1 cpu hierarchy cannot hold groups', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'not-a-cgroup-'));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    expect(unavailableReason(dir)).toBe(
+      `no cgroup v1 cpu controller at ${dir} (cpu.shares and cgroup.procs not found; cgroup v2 is not supported by --cgroups)`,
+    );
+    expect(() => CpuGroups.create(EQUAL_SHARES, dir)).toThrow(CgroupsUnavailable);
+  });
+
+  // On this machine's real hierarchy: where it is writable the groups are made, used and removed;
+  // where it is not, creating them fails with the reason (the benchmark then runs flat and says so).
+  it('places a process in its group with the shares asked for, and removes the groups with the process moved back', async () => {
+    const reason = unavailableReason();
+    if (reason !== undefined) {
+      expect(() => CpuGroups.create(EQUAL_SHARES)).toThrow(`--cgroups: ${reason}`);
+      return;
+    }
+    const groups = CpuGroups.create({ ...EQUAL_SHARES, controller: 512 });
+    cleanup.push(() => groups.remove());
+    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+    cleanup.push(() => child.kill('SIGKILL'));
+    await new Promise((r) => child.once('spawn', r));
+    expect(groups.groupOf(child.pid!)).toBeUndefined();
+    groups.place('controller', child.pid);
+    expect(groups.groupOf(child.pid!)).toBe('controller');
+    expect(readFileSync(join(groups.dir, 'controller', 'cpu.shares'), 'utf8').trim()).toBe('512');
+    expect(readFileSync(join(groups.dir, 'load', 'cpu.shares'), 'utf8').trim()).toBe('1024');
+    expect(groups.remove()).toEqual([]);
+    expect(existsSync(groups.dir)).toBe(false);
+    // Back in the hierarchy's root group, still running.
+    expect(groups.groupOf(child.pid!)).toBeUndefined();
+    expect(child.exitCode).toBeNull();
+    // Placing after removal does nothing (a process started late in the benchmark's exit).
+    expect(() => groups.place('load', child.pid)).not.toThrow();
+    expect(groups.remove()).toEqual([]);
+  });
+});
