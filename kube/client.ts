@@ -8,6 +8,7 @@ import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:h
 // hands us a KubeConfig.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeconfig, type ClusterConnection, type Headers } from './kubeconfig.js';
+import { Http1Transport } from './http1-transport.js';
 
 export interface Status {
   kind?: string;
@@ -178,10 +179,14 @@ export class KubeClient {
   /** The server's host, port and path prefix, parsed once (undefined: not https, every request goes through URL). */
   private readonly origin: { hostname: string; port: string; prefix: string } | undefined;
 
+  /** With `transport: 'http1'`: the requests that are not streamed go over it (kube/http1-transport.ts). */
+  private readonly http1: Http1Transport | undefined;
+
   private constructor(
     readonly server: string,
     private base: https.RequestOptions,
     private readonly credentials: CredentialSource,
+    transport?: { maxSockets: number },
   ) {
     const u = new URL(server);
     // URL keeps an IPv6 address in brackets; a request's hostname is the bare address (as node's own urlToHttpOptions gives it).
@@ -189,6 +194,20 @@ export class KubeClient {
     this.origin =
       u.protocol === 'https:' && !u.username && !u.password && !u.search && !u.hash
         ? { hostname, port: u.port || '443', prefix: u.pathname.replace(/\/$/, '') }
+        : undefined;
+    const tlsOptions = (base.agent instanceof https.Agent ? base.agent.options : {}) as https.AgentOptions;
+    this.http1 =
+      transport && this.origin
+        ? new Http1Transport({
+            host: this.origin.hostname,
+            port: Number(this.origin.port),
+            ca: tlsOptions.ca as string | Buffer | undefined,
+            cert: tlsOptions.cert as string | Buffer | undefined,
+            key: tlsOptions.key as string | Buffer | undefined,
+            rejectUnauthorized: tlsOptions.rejectUnauthorized,
+            servername: tlsOptions.servername,
+            maxSockets: transport.maxSockets,
+          })
         : undefined;
   }
 
@@ -283,9 +302,26 @@ export class KubeClient {
   }
 
   /** A client from a snapshot(); `credentials` gives the latest headers (re-read once a minute, as any client's). */
-  static fromSnapshot(s: ClientSnapshot, credentials: CredentialSource, opts: { maxSockets?: number } = {}): KubeClient {
-    const agent = new PoolAgent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64, ...s.tls });
-    return new KubeClient(s.server, { agent, headers: s.headers }, credentials);
+  static fromSnapshot(
+    s: ClientSnapshot,
+    credentials: CredentialSource,
+    opts: { maxSockets?: number; transport?: 'node' | 'http1' } = {},
+  ): KubeClient {
+    const maxSockets = opts.maxSockets ?? 64;
+    const agent = new PoolAgent({ keepAlive: true, maxSockets, ...s.tls });
+    return new KubeClient(s.server, { agent, headers: s.headers }, credentials, opts.transport === 'http1' ? { maxSockets } : undefined);
+  }
+
+  /**
+   * The same cluster and credentials, its requests (all but streams) over hnc-ts's lean HTTP/1.1
+   * transport (kube/http1-transport.ts) with `maxSockets` connections of its own: for requests a
+   * caller waits on and that are safe to send twice (SubjectAccessReviews, reads), since one whose
+   * kept-alive connection closes before any answer is sent once more.
+   */
+  withHttp1Transport(maxSockets: number): KubeClient {
+    const agent = this.base.agent instanceof https.Agent ? this.base.agent : undefined;
+    const own = new PoolAgent({ ...(agent?.options ?? {}), keepAlive: true, maxSockets });
+    return new KubeClient(this.server, { ...this.base, agent: own }, this.credentials, { maxSockets });
   }
 
   /** The credential headers as they are now (a rotated token read anew); the last known ones if that fails. */
@@ -337,6 +373,7 @@ export class KubeClient {
    */
   close(reason = 'the Kubernetes client was closed'): void {
     this.closed = new Error(reason);
+    this.http1?.close(this.closed);
     for (const req of this.inFlight) req.destroy(this.closed);
     this.inFlight.clear();
     for (const wake of [...this.waits]) wake();
@@ -369,6 +406,8 @@ export class KubeClient {
       headers['content-type'] = opts.contentType ?? 'application/json';
       headers['content-length'] = Buffer.byteLength(payload);
     }
+    if (this.http1 && !opts.onChunk && !(target instanceof URL))
+      return this.viaHttp1(method, pathname, target.path, headers, payload, opts);
     const options: https.RequestOptions = { ...this.base, method, headers, timeout: opts.timeoutMs ?? 30_000 };
     return new Promise((resolve, reject) => {
       const onResponse = (res: IncomingMessage) => {
@@ -394,6 +433,34 @@ export class KubeClient {
       // The body with the end: the headers and the body leave in one write.
       req.end(payload);
     });
+  }
+
+  /** raw() over the lean transport: the same answers and errors as over node's https. */
+  private async viaHttp1(
+    method: string,
+    pathname: string,
+    requestPath: string,
+    headers: OutgoingHttpHeaders,
+    payload: string | undefined,
+    opts: RequestOptions,
+  ): Promise<Response> {
+    const timeoutMs = opts.timeoutMs ?? 30_000;
+    const plain: Record<string, string | number> = {};
+    for (const k of Object.keys(headers)) {
+      const v = headers[k];
+      if (v !== undefined) plain[k] = Array.isArray(v) ? v.join(', ') : v;
+    }
+    try {
+      const a = await this.http1!.request(method, requestPath, plain, payload, timeoutMs);
+      const retryAfter = retryAfterSeconds(a.statusCode, a.retryAfter);
+      return {
+        statusCode: a.statusCode,
+        body: a.body.toString('utf8'),
+        ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+      };
+    } catch (err) {
+      throw new Error(`${method} ${pathname}: ${(err as Error).message}`, { cause: err });
+    }
   }
 
   /**
