@@ -57,6 +57,20 @@ describe('manager flags', () => {
     expect(() => parseManagerFlags(['--webhook-http-server=h2'])).toThrow('--webhook-http-server must be one of lean, node, not "h2"');
   });
 
+  it('leaves the admission thread’s priority by default, raises it with --admission-nice=-N, and refuses a value off -20 to 0', () => {
+    expect(parseManagerFlags([]).admissionNice).toBe(0);
+    expect(parseManagerFlags(['--admission-nice=-5']).admissionNice).toBe(-5);
+    expect(parseManagerFlags(['--admission-nice=-20']).admissionNice).toBe(-20);
+    expect(() => parseManagerFlags(['--admission-nice', '5'])).toThrow('--admission-nice must be a whole number from -20 to 0, not "5"');
+    expect(() => parseManagerFlags(['--admission-nice=-21'])).toThrow('--admission-nice must be a whole number from -20 to 0, not "-21"');
+  });
+
+  it('sends the calls a review waits on over the lean client by default, over node with --webhook-api-client node, and refuses others', () => {
+    expect(parseManagerFlags([]).webhookApiClient).toBe('lean');
+    expect(parseManagerFlags(['--webhook-api-client', 'node']).webhookApiClient).toBe('node');
+    expect(() => parseManagerFlags(['--webhook-api-client=http2'])).toThrow('--webhook-api-client must be one of lean, node, not "http2"');
+  });
+
   it('refuses a non-numeric --max-reconciles', () => {
     expect(() => parseManagerFlags(['--max-reconciles', 'many'])).toThrow(
       '--max-reconciles must be a whole number of at least 1, not "many"',

@@ -17,7 +17,7 @@ import { Webhooks } from '../webhooks/index.js';
 import { lowerThisThreadPriority } from './thread-priority.js';
 import type { Endpoint } from '../webhooks/configurations.js';
 import { serveProbes } from './probes.js';
-import type { WebhookHttp } from '../webhooks/server.js';
+import type { WebhookApiClient, WebhookHttp } from '../webhooks/server.js';
 
 /** How long a stop waits on the API server before cutting its requests off. */
 const STOP_GRACE_MS = 5_000;
@@ -49,6 +49,10 @@ export interface HncOptions {
         onMainThread?: boolean;
         /** The webhooks' HTTP layer (--webhook-http-server; webhooks/server.ts). */
         http?: WebhookHttp;
+        /** How the calls a review waits on go out (--webhook-api-client; webhooks/server.ts). */
+        apiClient?: WebhookApiClient;
+        /** With the admission thread: raise it to this nice value (below 0) if permitted (CAP_SYS_NICE; --admission-nice). */
+        admissionNice?: number;
         /**
          * With the admission thread: once it runs, lower this (the main, reconciling) thread to this
          * nice value, so that reviews win the CPU (Linux; cmd/thread-priority.ts). Absent or 0: unchanged.
@@ -128,6 +132,8 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       drainMs: opts.webhooks.drainMs,
       onMainThread: opts.webhooks.onMainThread,
       http: opts.webhooks.http,
+      apiClient: opts.webhooks.apiClient,
+      admissionNice: opts.webhooks.admissionNice,
       onFatal: opts.webhooks.onFatal,
       noPropagationLabels: opts.propagation?.noPropagationLabels,
       propagation: { context: (g, r) => m.config.context(g, r), propagatingKinds: () => m.config.propagatingKinds() },

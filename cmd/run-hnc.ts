@@ -127,7 +127,9 @@ function startHncWith(client: KubeClient, manager: ManagerFlags, logger: Logger,
             drainMs: w.by === 'service' ? WEBHOOK_DRAIN_MS : 0,
             onMainThread: manager.webhooksOnMainThread,
             http: manager.webhookHttpServer,
+            apiClient: manager.webhookApiClient,
             reconcilerNice: manager.reconcilerNice,
+            admissionNice: manager.admissionNice,
           },
     leaderElection: manager.leaderElection
       ? {

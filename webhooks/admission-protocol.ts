@@ -7,7 +7,7 @@ import type { ClientSnapshot } from '../kube/client.js';
 import type { Headers } from '../kube/kubeconfig.js';
 import type { IndexedType, SourceChange } from './propagation-index.js';
 import type { AdmissionRequest } from './review.js';
-import type { WebhookHttp } from './server.js';
+import type { WebhookApiClient, WebhookHttp } from './server.js';
 
 export interface AdmissionWorkerData {
   client: ClientSnapshot;
@@ -20,6 +20,10 @@ export interface AdmissionWorkerData {
   port: number;
   /** The HTTP layer (--webhook-http-server; webhooks/server.ts). */
   http?: WebhookHttp;
+  /** How the SubjectAccessReviews, existence checks and discovery go out (--webhook-api-client; default lean). */
+  apiClient?: WebhookApiClient;
+  /** Below 0: the worker raises its own thread to this nice value if permitted (--admission-nice; webhooks/thread-priority.ts). */
+  admissionNice?: number;
   cert: string;
   key: string;
   /** Paths whose reviews the main thread decides (the HRQ webhooks: they read its quota caches). */

@@ -37,7 +37,7 @@ import type { AdmissionRequest } from './review.js';
 import { QuotaWebhooks } from './hrq.js';
 import { FORWARDED_PATH, type QuotaRouter } from './hrq-router.js';
 import type { QuotaCache } from '../kube/quota-cache.js';
-import { WebhookServer, type WebhookHttp } from './server.js';
+import { WebhookServer, type WebhookApiClient, type WebhookHttp } from './server.js';
 
 export type { PropagationView } from './handlers.js';
 
@@ -79,6 +79,10 @@ export interface WebhookOptions {
   onMainThread?: boolean;
   /** The HTTP layer the webhooks are served over (--webhook-http-server; default the lean one, webhooks/http1-server.ts). */
   http?: WebhookHttp;
+  /** How the calls a review waits on go out (--webhook-api-client; default lean, kube/http1-transport.ts). */
+  apiClient?: WebhookApiClient;
+  /** With the admission thread: raise it to this nice value (below 0) if permitted (--admission-nice; webhooks/thread-priority.ts). */
+  admissionNice?: number;
   /** The propagation options the objects webhook's conflict check reads (the admission thread gets them once). */
   noPropagationLabels?: ReadonlyArray<{ key: string; value: string }>;
   /** The admission thread died: end the process (default), so that its liveness restarts it. */
@@ -87,6 +91,8 @@ export interface WebhookOptions {
 
 /** Sockets for admission-time API calls: a handful of SubjectAccessReviews in flight at most, even under load. */
 const ADMISSION_SOCKETS = 32;
+/** Connections of the lean transport for those calls (--webhook-api-client=lean). */
+const LOOKUP_SOCKETS = 8;
 
 /** The API server could not reach the webhook server: nothing that fails closed was registered. */
 export class WebhooksUnreachableError extends Error {
@@ -175,7 +181,9 @@ export class Webhooks {
         hierarchy: () => opts.cache.hierarchy,
         namespace: opts.namespace,
         propagation: opts.propagation,
-        lookups: apiLookups(opts.client.withOwnConnections(ADMISSION_SOCKETS)),
+        lookups: apiLookups(
+          opts.apiClient === 'node' ? opts.client.withOwnConnections(ADMISSION_SOCKETS) : opts.client.withHttp1Transport(LOOKUP_SOCKETS),
+        ),
       });
       routeAdmission(server, handlers);
       for (const [path, handler] of quotaRoutes) server.route(path, handler);
@@ -190,6 +198,8 @@ export class Webhooks {
         host: opts.host,
         port: opts.port,
         http: opts.http,
+        apiClient: opts.apiClient,
+        admissionNice: opts.admissionNice,
         cert: this.serving.cert,
         key: this.serving.key,
         relayed: quotaRoutes,

@@ -32,6 +32,12 @@ export interface WebhookServerOptions {
 
 export type WebhookHttp = 'lean' | 'node';
 export const WEBHOOK_HTTP: readonly WebhookHttp[] = ['lean', 'node'];
+/**
+ * How the API calls a review waits on are sent (--webhook-api-client): `lean`, hnc-ts's HTTP/1.1
+ * transport (kube/http1-transport.ts; the default), or `node`, node's https client.
+ */
+export type WebhookApiClient = 'lean' | 'node';
+export const WEBHOOK_API_CLIENT: readonly WebhookApiClient[] = ['lean', 'node'];
 
 /** The API server's own request limit is 3 MiB; a review carries the object and its old version. */
 export const MAX_BODY = 3 * 1024 * 1024;
