@@ -25,6 +25,8 @@ export interface ControlPlaneOptions {
    * for the API server to reach the kubelet (logs, exec), by the node's address.
    */
   withNode?: boolean;
+  /** Further kube-apiserver flags (a test's authenticator, e.g. `--oidc-issuer-url=…`). */
+  apiserverFlags?: readonly string[];
   /** Progress lines (default: stderr). */
   log?: (line: string) => void;
   startTimeoutMs?: number;
@@ -541,6 +543,7 @@ export class LocalControlPlane {
             '--kubelet-preferred-address-types=InternalIP',
           ]
         : []),
+      ...(this.opts.apiserverFlags ?? []),
       '--v=1',
     ];
   }
