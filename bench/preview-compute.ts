@@ -1,17 +1,19 @@
-// `npx tsx bench/preview-compute.ts [--size 1000] [--objects 10] [--runs 5]`
+// `npx tsx bench/preview-compute.ts [--size 1000] [--objects 10] [--runs 5] [--in-sync]`
 //
 // The computing half of `kubectl hns set sub --parent team-b --dry-run` (bench/preview.ts), in
 // process and without a cluster, so it can be profiled (`node --cpu-prof --import tsx ...`): the
 // same forest and RoleBindings as bench/preview.ts builds, as the API server lists them (server
 // metadata and managedFields included), parsed from JSON text and read as the plugin reads them, then
 // previewChange (core/preview) run on them. Prints the median time of the parse and of the
-// computation. See docs/benchmarks.md.
+// computation. With --in-sync, only the sources are parsed and the copies are made from them
+// (StartedPreview.inSync), as the plugin does when the counts say the cluster is in sync, and the
+// CPU time of each part is printed. See docs/benchmarks.md.
 import { previewForest } from './preview-forest.js';
 import { parseArgs } from 'node:util';
 import { API_VERSION, Label, treeLabel } from '../core/api/constants.js';
 import type { HierarchyConfiguration, NamespaceObject } from '../core/api/types.js';
 import { desiredCopy, type PropagatableObject } from '../core/propagation/copy.js';
-import { previewChange, type PreviewInput } from '../core/preview/index.js';
+import { previewChange, startPreview, type PreviewInput } from '../core/preview/index.js';
 import type { AnyObject } from '../kubectl-plugin/api.js';
 import { policyFromLabels, withoutManagedFields } from '../kubectl-plugin/commands/preview.js';
 import { median } from './commands.js';
@@ -21,6 +23,7 @@ const { values } = parseArgs({
     size: { type: 'string', default: '1000' },
     objects: { type: 'string', default: '10' },
     runs: { type: 'string', default: '5' },
+    'in-sync': { type: 'boolean', default: false },
   },
 });
 const size = Number(values.size);
@@ -110,6 +113,10 @@ const texts = {
   namespaces: JSON.stringify({ kind: 'NamespaceList', items: namespaces }),
   hierarchies: JSON.stringify({ kind: 'HierarchyConfigurationList', items: hierarchies }),
   bindings: JSON.stringify({ kind: 'RoleBindingList', items: bindings }),
+  sources: JSON.stringify({
+    kind: 'RoleBindingList',
+    items: bindings.filter((b) => b.metadata?.labels?.[Label.inheritedFrom] === undefined),
+  }),
 };
 console.error(
   `${namespaces.length} namespaces, ${bindings.length} RoleBindings, ${(texts.bindings.length / 1e6).toFixed(1)} MB of RoleBindings`,
@@ -123,7 +130,11 @@ for (let r = 0; r < runs; r++) {
   const ns = (JSON.parse(texts.namespaces) as { items: NamespaceObject[] }).items;
   const hcs = (JSON.parse(texts.hierarchies) as { items: HierarchyConfiguration[] }).items;
   // As the plugin's list reads hand them on (kubectl-plugin/kube-api.ts listAll, commands/preview.ts).
-  const rbList = JSON.parse(texts.bindings) as { apiVersion?: string; kind: string; items: AnyObject[] };
+  const rbList = JSON.parse(values['in-sync'] ? texts.sources : texts.bindings) as {
+    apiVersion?: string;
+    kind: string;
+    items: AnyObject[];
+  };
   const rbs = withoutManagedFields(rbList.items.map((o) => ({ apiVersion: rbList.apiVersion, kind: 'RoleBinding', ...o })));
   const t1 = performance.now();
   const cpu1 = process.cpuUsage();
@@ -140,7 +151,20 @@ for (let r = 0; r < runs; r++) {
     clusterRoles: ['admin', 'edit', 'view'],
   };
   const change = { op: 'set-parent', namespace: 'sub', parent: 'team-b' } as const;
-  const preview = previewChange(input, change);
+  let preview;
+  if (values['in-sync']) {
+    const cpu = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
+    const c0 = cpu();
+    const started = startPreview(input, change);
+    const c1 = cpu();
+    const synthesized = started.inSync({ sources: input.types, unkeptCopies: input.types.map(() => []) });
+    const c2 = cpu();
+    preview = started.finish({ ...input, types: synthesized.types });
+    console.error(`CPU: startPreview ${Math.round(c1 - c0)} ms, inSync ${Math.round(c2 - c1)} ms, finish ${Math.round(cpu() - c2)} ms`);
+  } else preview = previewChange(input, change);
   const t2 = performance.now();
   const cpu = process.cpuUsage(cpu1);
   parseMs.push(t1 - t0);
