@@ -35,12 +35,15 @@ EXPOSE 9443 8080 8081
 # manager uses its service account; elsewhere pass --kubeconfig.
 # --heap-growing-percent=50: V8 grows the heap by 1.5x its live size, not up to 4x, after a full
 # collection: at 5,000 namespaces RSS 233 MB instead of 314 for about 20 % more CPU in a cold start.
-# --max-semi-space-size=2 (MB, V8's default 16): a small young generation, which V8 otherwise keeps
-# reserved: at 1,000 namespaces RSS 104 MB instead of 130-133, for more scavenges (HNC's CPU per
-# copy written about 20 % higher in a propagation) (docs/benchmarks.md, "Memory of a small cluster").
+# --max-semi-space-size=8 --expose-gc: a young generation of up to 2 x 8 MB (V8's default 16) for
+# bursts of writes, a quarter of the scavenges a 2 MB one costs (HNC's CPU per copy written was
+# about 20 % higher with 2 MB); V8 keeps a grown young generation while nothing allocates, so
+# once a thread is idle HNC scavenges it back to its smallest size (kube/young-generation.ts, which
+# needs --expose-gc), and steady memory is that of a 2 MB one (docs/benchmarks.md, "A young
+# generation for bursts, given back when idle").
 # MALLOC_ARENA_MAX=2: glibc's allocator otherwise gives each thread that allocates (the admission
 # thread, V8's compiler and GC helpers) an arena of its own, each keeping memory it freed
 # (docs/benchmarks.md, "Memory of a small cluster").
 # The benchmark runs HNC with exactly these flags and this ENV (bench/node-flags.ts).
 ENV MALLOC_ARENA_MAX=2
-ENTRYPOINT ["node", "--enable-source-maps", "--heap-growing-percent=50", "--max-semi-space-size=2", "cmd/manager.js"]
+ENTRYPOINT ["node", "--enable-source-maps", "--heap-growing-percent=50", "--max-semi-space-size=8", "--expose-gc", "cmd/manager.js"]

@@ -13,6 +13,7 @@ import { identityWithAddress, QuotaRouter } from '../webhooks/hrq-router.js';
 import { LeaderElector } from '../kube/leader.js';
 import type { Logger } from '../kube/log.js';
 import { Metrics } from '../kube/metrics.js';
+import { trimYoungGenerationWhenIdle } from '../kube/young-generation.js';
 import { Webhooks } from '../webhooks/index.js';
 import { lowerThisThreadPriority } from './thread-priority.js';
 import type { Endpoint } from '../webhooks/configurations.js';
@@ -161,6 +162,8 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
           .catch((err: unknown) => opts.logger.error({ err: (err as Error).message }, 'could not update the objects webhook rules')),
     );
   }
+  // A burst's young generation is given back once the controller's thread is idle (the image's --expose-gc).
+  const trimmer = trimYoungGenerationWhenIdle({ logger: opts.logger });
   const health = await serveProbes(opts.healthAddress ?? '', { ready: () => cache.synced && (webhooks?.synced ?? true) });
   const metricsServer = await serveProbes(opts.metricsAddress ?? '', { registry: metrics.registry });
   await cache.start();
@@ -212,6 +215,7 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
         await cache.stop();
         await health?.close();
         await metricsServer?.close();
+        trimmer.stop();
       } finally {
         clearTimeout(cut);
       }

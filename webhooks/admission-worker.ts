@@ -12,6 +12,7 @@ import { KubeClient } from '../kube/client.js';
 import { HierarchyCache } from '../kube/hierarchy-cache.js';
 import type { Headers } from '../kube/kubeconfig.js';
 import { createLogger } from '../kube/log.js';
+import { trimYoungGenerationWhenIdle } from '../kube/young-generation.js';
 import type { Decision } from '../core/validation/decision.js';
 import type { AdmissionWorkerData, FromWorker, ReviewRecord, ThreadDelay, ToWorker } from './admission-protocol.js';
 import { PROBE_PATH } from './configurations.js';
@@ -197,9 +198,13 @@ port.on('message', (m: ToWorker) => {
   }
 });
 
+// The young generation a burst of reviews grew is given back once this thread is idle (its own heap; the image's --expose-gc).
+const trimmer = trimYoungGenerationWhenIdle({ logger });
+
 let stopping = false;
 async function stop(drainMs: number): Promise<void> {
   stopping = true;
+  trimmer.stop();
   await server.stop(drainMs);
   flush();
   // Nothing is asked of the API server any more: a list or watch in flight is cut, not waited for.
