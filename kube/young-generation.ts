@@ -4,7 +4,7 @@
 // takes. V8 grows the young generation during such a burst but does not shrink it by itself while
 // nothing allocates; it shrinks it at a collection that finds the allocation rate low (under
 // 1 KB/ms). So when the thread has been idle for a while, this runs a scavenge of the (nearly
-// empty) young generation, and a second one an interval later, which finds the rate low: the
+// empty) young generation, and again an interval later until V8 finds the rate low (the second or third time): the
 // young generation goes back to its smallest size, and a small cluster's steady memory is that
 // of a 2 MB young generation (docs/benchmarks.md, "A young generation for bursts, given back when idle").
 // Needs node's --expose-gc (the image's ENTRYPOINT); without it, it says so once and does nothing.
@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from './log.js';
 
 /** How often the thread's idleness and young generation are looked at. */
-export const TRIM_INTERVAL_MS = 2_000;
+export const TRIM_INTERVAL_MS = 3_000;
 /** A thread busier than this share of an interval is not idle (its event loop's utilization). */
 export const IDLE_UTILIZATION = 0.05;
 /** A young generation (both semi-spaces) above this has grown since the start (V8's initial is 1-2 MB). */
@@ -25,13 +25,18 @@ export interface YoungGenerationReading {
   utilization: number;
 }
 
+/**
+ * V8 judges the rate over about the last 5 s of its collections' samples, so the scavenges one and
+ * two intervals after a burst may still see the burst: they are retried at once.
+ */
+export const QUICK_RETRIES = 2;
 /** Scavenges that did not shrink the young generation are retried after 2, 4, … up to this many intervals. */
 export const MAX_BACKOFF_INTERVALS = 32;
 
 /**
  * When to scavenge: the young generation has grown and the thread was idle for the last interval.
- * The first scavenge after a burst rarely shrinks it (V8 measures the rate since its previous
- * collection, which was in the burst), the second does; a thread that stays idle but keeps
+ * The first scavenges after a burst rarely shrink it (V8 measures the rate over its last
+ * collections' samples, which reach back into the burst), the next one does; a thread that stays idle but keeps
  * allocating (V8 then keeps the size) is asked again less and less often.
  */
 export class TrimSchedule {
@@ -58,9 +63,9 @@ export class TrimSchedule {
       this.failures = 0;
       return;
     }
-    // The first miss is expected (see above): retry at once; then back off.
+    // The first misses are expected (see above): retry at once; then back off.
     this.failures++;
-    this.wait = this.failures < 2 ? 0 : Math.min(2 ** (this.failures - 1), MAX_BACKOFF_INTERVALS);
+    this.wait = this.failures <= QUICK_RETRIES ? 0 : Math.min(2 ** (this.failures - QUICK_RETRIES), MAX_BACKOFF_INTERVALS);
   }
 }
 
