@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from './log.js';
 import {
   MAX_BACKOFF_INTERVALS,
+  QUICK_RETRIES,
   SMALLEST_YOUNG_BYTES,
   TrimSchedule,
   trimYoungGenerationWhenIdle,
