@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CgroupsUnavailable, CpuGroups, EQUAL_SHARES, parseShares, REQUEST_SHARES, unavailableReason } from './cgroups.js';
+import { CgroupsUnavailable, CpuGroups, EQUAL_SHARES, parseCpus, parseShares, REQUEST_SHARES, unavailableReason } from './cgroups.js';
 
 describe('--cgroup-shares', () => {
   it('reads equal, requests, and group=N over the equal shares; refuses unknown groups and values off the kernel range', () => {
@@ -16,6 +16,15 @@ describe('--cgroup-shares', () => {
     );
     expect(() => parseShares('controller=1')).toThrow('--cgroup-shares: controller must be a whole number from 2 to 262144, not "1"');
     expect(() => parseShares('load=')).toThrow('not ""');
+  });
+});
+
+describe('--cgroup-cpus', () => {
+  it('reads group=LIST with + between CPUs, and refuses unknown groups and what is no CPU list', () => {
+    expect(parseCpus(undefined)).toEqual({});
+    expect(parseCpus('controller=1, control-plane=0+2-3')).toEqual({ controller: '1', 'control-plane': '0,2-3' });
+    expect(() => parseCpus('hnc=1')).toThrow('--cgroup-cpus: unknown group "hnc"');
+    expect(() => parseCpus('load=first')).toThrow('--cgroup-cpus: load needs a CPU list such as 0, 1-3 or 0+2, not "first"');
   });
 });
 
@@ -60,5 +69,26 @@ describe('CPU groups', () => {
     // Placing after removal does nothing (a process started late in the benchmark's exit).
     expect(() => groups.place('load', child.pid)).not.toThrow();
     expect(groups.remove()).toEqual([]);
+  });
+
+  it('with CPUs asked for, places the process in a cpuset group on those CPUs too, and removes both', async () => {
+    const reason = unavailableReason() ?? (existsSync('/sys/fs/cgroup/cpuset/cpuset.cpus') ? undefined : 'no cpuset');
+    if (reason !== undefined) {
+      expect(() => CpuGroups.create(EQUAL_SHARES, undefined, { controller: '0' })).toThrow(CgroupsUnavailable);
+      return;
+    }
+    const groups = CpuGroups.create(EQUAL_SHARES, undefined, { controller: '0' });
+    cleanup.push(() => groups.remove());
+    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+    cleanup.push(() => child.kill('SIGKILL'));
+    await new Promise((r) => child.once('spawn', r));
+    groups.place('controller', child.pid);
+    expect(readFileSync(join(groups.cpuset!.dir, 'controller', 'cpuset.cpus'), 'utf8').trim()).toBe('0');
+    expect(readFileSync(join(groups.cpuset!.dir, 'controller', 'cgroup.procs'), 'utf8').split('\n')).toContain(String(child.pid));
+    // The kernel's own view: the process may run on CPU 0 only.
+    expect(/^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]).toBe('0');
+    expect(groups.describe()).toContain('cpuset.cpus control-plane');
+    expect(groups.remove()).toEqual([]);
+    expect(existsSync(groups.cpuset!.dir)).toBe(false);
   });
 });

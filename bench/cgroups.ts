@@ -28,6 +28,25 @@ export const EQUAL_SHARES: Shares = { 'control-plane': 1024, controller: 1024, l
 export const REQUEST_SHARES: Shares = { 'control-plane': 563, controller: 102, load: 256, harness: 102 };
 
 const V1_ROOT = '/sys/fs/cgroup/cpu';
+const CPUSET_ROOT = '/sys/fs/cgroup/cpuset';
+
+/** Which CPUs each group may run on (cgroup v1 cpuset, `--cgroup-cpus`): unset groups keep every CPU. */
+export type Cpus = Partial<Record<GroupName, string>>;
+
+/** Parses `--cgroup-cpus`: `group=LIST,...` where LIST is a CPU list as cpuset.cpus takes it, `+` for `,` (e.g. `controller=1,load=0`). */
+export function parseCpus(spec: string | undefined): Cpus {
+  const cpus: Cpus = {};
+  if (spec === undefined || spec === '') return cpus;
+  for (const part of spec.split(',')) {
+    const [name, value] = part.split('=').map((s) => s.trim());
+    if (!GROUPS.includes(name as GroupName))
+      throw new Error(`--cgroup-cpus: unknown group ${JSON.stringify(name)}; choose from ${GROUPS.join(', ')}`);
+    if (!value || !/^\d+(-\d+)?(\+\d+(-\d+)?)*$/.test(value))
+      throw new Error(`--cgroup-cpus: ${name} needs a CPU list such as 0, 1-3 or 0+2, not ${JSON.stringify(value)}`);
+    cpus[name as GroupName] = value.replace(/\+/g, ',');
+  }
+  return cpus;
+}
 const PREFIX = 'hnc-bench-';
 
 export class CgroupsUnavailable extends Error {}
@@ -117,23 +136,48 @@ export class CpuGroups {
     private readonly root: string,
     readonly dir: string,
     readonly shares: Shares,
+    /** With `--cgroup-cpus`: the cpuset groups (same names) and what each may run on. */
+    readonly cpuset?: { root: string; dir: string; cpus: Record<GroupName, string> },
   ) {}
 
   /** Creates the groups (removing those of benchmarks no longer running); throws CgroupsUnavailable with the reason. */
-  static create(shares: Shares, root = V1_ROOT): CpuGroups {
+  static create(shares: Shares, root = V1_ROOT, cpus: Cpus = {}, cpusetRoot = CPUSET_ROOT): CpuGroups {
     const reason = unavailableReason(root);
     if (reason) throw new CgroupsUnavailable(`--cgroups: ${reason}`);
-    for (const e of readdirSync(root, { withFileTypes: true })) {
-      const owner = e.isDirectory() && e.name.startsWith(PREFIX) ? Number(e.name.slice(PREFIX.length)) : NaN;
-      if (Number.isInteger(owner) && !alive(owner)) removeTree(root, join(root, e.name));
-    }
+    const pinned = Object.keys(cpus).length > 0;
+    if (pinned && !existsSync(join(cpusetRoot, 'cpuset.cpus')))
+      throw new CgroupsUnavailable(`--cgroup-cpus: no cgroup v1 cpuset controller at ${cpusetRoot}`);
+    for (const r of pinned ? [root, cpusetRoot] : [root])
+      for (const e of readdirSync(r, { withFileTypes: true })) {
+        const owner = e.isDirectory() && e.name.startsWith(PREFIX) ? Number(e.name.slice(PREFIX.length)) : NaN;
+        if (Number.isInteger(owner) && !alive(owner)) removeTree(r, join(r, e.name));
+      }
     const dir = join(root, `${PREFIX}${process.pid}`);
-    const groups = new CpuGroups(root, dir, shares);
+    let cpuset: CpuGroups['cpuset'];
+    if (pinned) {
+      const all = readFileSync(join(cpusetRoot, 'cpuset.cpus'), 'utf8').trim();
+      const every = Object.fromEntries(GROUPS.map((g) => [g, cpus[g] ?? all])) as Record<GroupName, string>;
+      cpuset = { root: cpusetRoot, dir: join(cpusetRoot, `${PREFIX}${process.pid}`), cpus: every };
+    }
+    const groups = new CpuGroups(root, dir, shares, cpuset);
     try {
       mkdirSync(dir, { recursive: true });
       for (const g of GROUPS) {
         mkdirSync(join(dir, g), { recursive: true });
         writeFileSync(join(dir, g, 'cpu.shares'), String(shares[g]));
+      }
+      if (cpuset) {
+        // A cpuset takes tasks only once it has CPUs and memory nodes; the parent needs them first.
+        const mems = readFileSync(join(cpuset.root, 'cpuset.mems'), 'utf8').trim();
+        const all = readFileSync(join(cpuset.root, 'cpuset.cpus'), 'utf8').trim();
+        mkdirSync(cpuset.dir, { recursive: true });
+        writeFileSync(join(cpuset.dir, 'cpuset.cpus'), all);
+        writeFileSync(join(cpuset.dir, 'cpuset.mems'), mems);
+        for (const g of GROUPS) {
+          mkdirSync(join(cpuset.dir, g), { recursive: true });
+          writeFileSync(join(cpuset.dir, g, 'cpuset.cpus'), cpuset.cpus[g]);
+          writeFileSync(join(cpuset.dir, g, 'cpuset.mems'), mems);
+        }
       }
     } catch (err) {
       groups.remove();
@@ -146,6 +190,7 @@ export class CpuGroups {
   place(group: GroupName, pid: number | undefined): void {
     if (pid === undefined || this.removed) return;
     writeFileSync(join(this.dir, group, 'cgroup.procs'), String(pid));
+    if (this.cpuset) writeFileSync(join(this.cpuset.dir, group, 'cgroup.procs'), String(pid));
     this.placed.set(pid, group);
   }
 
@@ -165,14 +210,15 @@ export class CpuGroups {
 
   /** One line for the report. */
   describe(): string {
-    return `cgroup v1 cpu groups, cpu.shares ${GROUPS.map((g) => `${g} ${this.shares[g]}`).join(', ')}`;
+    const cpus = this.cpuset ? `; cpuset.cpus ${GROUPS.map((g) => `${g} ${this.cpuset!.cpus[g]}`).join(', ')}` : '';
+    return `cgroup v1 cpu groups, cpu.shares ${GROUPS.map((g) => `${g} ${this.shares[g]}`).join(', ')}${cpus}`;
   }
 
   /** Moves what is left back to the root group and removes the groups; idempotent. Returns what could not be removed. */
   remove(): string[] {
     if (this.removed) return [];
     this.removed = true;
-    return removeTree(this.root, this.dir);
+    return [...removeTree(this.root, this.dir), ...(this.cpuset ? removeTree(this.cpuset.root, this.cpuset.dir) : [])];
   }
 }
 

@@ -16,7 +16,7 @@ import { buildChild, killAllChildren } from './hnc-process.js';
 import { log } from './util.js';
 import { runHrq } from './hrq.js';
 import { goManagerBinary } from './hnc-go.js';
-import { activateCpuGroups, CgroupsUnavailable, CpuGroups, parseShares, placeInCpuGroup } from './cgroups.js';
+import { activateCpuGroups, CgroupsUnavailable, CpuGroups, parseCpus, parseShares, placeInCpuGroup } from './cgroups.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -57,6 +57,7 @@ const { values: flags } = parseArgs({
     controller: { type: 'string' },
     cgroups: { type: 'boolean', default: false },
     'cgroup-shares': { type: 'string' },
+    'cgroup-cpus': { type: 'string' },
     out: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -102,6 +103,9 @@ const USAGE = `Usage: npm run bench -- [--quick | --size N] [--topology wide,ful
                           does per pod; needs root); without it all run flat in one group, sharing the cores per thread
   --cgroup-shares SPEC    the groups' cpu.shares with --cgroups: equal (default, 1024 each), requests (as kubelet sets them
                           from CPU requests: control-plane 563, controller 102, load 256, harness 102) or group=N,...
+  --cgroup-cpus SPEC      with --cgroups, which CPUs a group may run on (cgroup v1 cpuset), e.g. controller=1,control-plane=0,
+                          load=0,harness=0 (a core of its own, as kubelet's static CPU manager gives a Guaranteed pod);
+                          unset groups keep every CPU; + joins CPUs in a list (0+2)
   --out DIR               where results go (default bench/results)
 `;
 
@@ -137,14 +141,16 @@ async function main(): Promise<void> {
     throw new Error('--controller hnc-go runs without the HRQ phase and --profile');
   for (const t of topologies)
     if (!TOPOLOGIES.includes(t)) throw new Error(`unknown topology ${JSON.stringify(t)}; choose from ${TOPOLOGIES.join(', ')}`);
-  if (flags['cgroup-shares'] !== undefined && !flags.cgroups) throw new Error('--cgroup-shares needs --cgroups');
+  if ((flags['cgroup-shares'] !== undefined || flags['cgroup-cpus'] !== undefined) && !flags.cgroups)
+    throw new Error('--cgroup-shares and --cgroup-cpus need --cgroups');
   const shares = parseShares(flags['cgroup-shares']);
+  const cgroupCpus = parseCpus(flags['cgroup-cpus']);
   // Isolated or flat, said in the report and the file name: the two kinds of figures are never mixed up.
   let cpuGroups = 'flat: every process in one CPU group (the cores shared per thread)';
   let isolated = false;
   if (flags.cgroups) {
     try {
-      const groups = CpuGroups.create(shares);
+      const groups = CpuGroups.create(shares, undefined, cgroupCpus);
       activateCpuGroups(groups);
       placeInCpuGroup('harness', process.pid);
       cpuGroups = groups.describe();
@@ -160,7 +166,7 @@ async function main(): Promise<void> {
   const stamp = new Date().toISOString().replace(/[:]/g, '-').slice(0, 19);
   const base = join(
     outDir,
-    `${stamp}-${quick ? 'quick' : `n${size}`}${flags['hrq-only'] ? '-hrq' : ''}${controller === 'hnc-go' ? '-hnc-go' : ''}${isolated ? '-cgroups' : ''}`,
+    `${stamp}-${quick ? 'quick' : `n${size}`}${flags['hrq-only'] ? '-hrq' : ''}${controller === 'hnc-go' ? '-hnc-go' : ''}${isolated ? (Object.keys(cgroupCpus).length ? '-cgroups-cpus' : '-cgroups') : ''}`,
   );
   const profileDir = flags.profile ? join(outDir, 'profiles', `${stamp}-${quick ? 'quick' : `n${size}`}`) : undefined;
   const opts: ScenarioOptions = {
