@@ -2,7 +2,7 @@
 // well-formed answers, a bare TLS server for what node's would never send.
 import type { RequestListener } from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, KubeClient } from './client.js';
@@ -168,12 +168,54 @@ describe('Http1Transport', () => {
       if (req.url !== '/never') res.end('ok');
     });
     const t = transport(port);
+    // A connection first: the deadline counts the handshake too, which a loaded machine may take 200 ms over.
+    expect((await t.request('GET', '/soon', {}, undefined, 5_000)).body.toString()).toBe('ok');
     const t0 = performance.now();
     await expect(t.request('GET', '/never', {}, undefined, 200)).rejects.toThrow('no answer within 200 ms');
     expect(performance.now() - t0).toBeGreaterThanOrEqual(190);
     expect((await t.request('GET', '/soon', {}, undefined, 5_000)).body.toString()).toBe('ok');
     expect(connections()).toBe(2);
   });
+
+  it(
+    'counts the wait for a connection in the timeout, and a TLS handshake that never ends frees its place in the pool',
+    { timeout: 10_000 },
+    async () => {
+      // The first TCP connection is accepted and never answered (a hung handshake); later ones are served.
+      const { port: served } = await httpsServer((req, res) => {
+        req.resume();
+        res.end('ok');
+      });
+      const held: net.Socket[] = [];
+      const front = net.createServer((socket) => {
+        if (held.length === 0) {
+          held.push(socket);
+          return;
+        }
+        const back = net.connect(served, '127.0.0.1');
+        socket.pipe(back).pipe(socket);
+        socket.on('error', () => back.destroy());
+        back.on('error', () => socket.destroy());
+      });
+      await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+      closers.push(() => {
+        for (const s of held) s.destroy();
+        return new Promise((r) => front.close(r));
+      });
+      const port = (front.address() as AddressInfo).port;
+      const t = new Http1Transport({ host: '127.0.0.1', port, ca: caPem, maxSockets: 1, connectTimeoutMs: 300 });
+      closers.push(() => t.close());
+      const t0 = performance.now();
+      await expect(t.request('GET', '/a', {}, undefined, 100)).rejects.toThrow(
+        `no answer within 100 ms (no connection to 127.0.0.1:${port} was ready)`,
+      );
+      expect(performance.now() - t0).toBeLessThan(1_000);
+      // The hung handshake gives its place up after connectTimeoutMs: the next request gets a connection of its own.
+      await expect.poll(() => t.open, { timeout: 5_000 }).toBe(0);
+      expect((await t.request('GET', '/b', {}, undefined, 5_000)).body.toString()).toBe('ok');
+      expect(held).toHaveLength(1);
+    },
+  );
 
   it('sends a request once more on a new connection when its kept-alive connection closes before any answer, but not twice', async () => {
     // Each connection answers its first request and closes on the second without a byte (as a server whose idle timeout just fired).

@@ -22,6 +22,8 @@ export interface Http1TransportOptions {
   maxBodyBytes?: number;
   /** A kept-alive connection unused this long is closed (default 60 s; the API server keeps them longer). */
   idleMs?: number;
+  /** A TCP connect and TLS handshake not done within this fails (default 10 s): a hung one would hold a connection's place. */
+  connectTimeoutMs?: number;
 }
 
 export interface Http1Answer {
@@ -47,7 +49,10 @@ interface Pending {
   reject: (e: Error) => void;
   /** Sent once already on a kept-alive connection that closed before answering. */
   resent?: boolean;
+  /** The request's deadline, from its arrival: the wait for a connection counts, as node's request timeout counts the connect. */
   timer?: NodeJS.Timeout;
+  /** The connection it was last sent on. */
+  sentOn?: Connection;
 }
 
 /** How the answer's body is delimited. */
@@ -80,12 +85,8 @@ class Connection {
     clearTimeout(this.idleTimer);
     this.socket.ref();
     this.current = p;
+    p.sentOn = this;
     this.answered = false;
-    if (p.timeoutMs > 0) {
-      p.timer = setTimeout(() => {
-        this.fail(new Error(`no answer within ${p.timeoutMs} ms`));
-      }, p.timeoutMs);
-    }
     this.socket.write(p.request);
   }
 
@@ -287,6 +288,8 @@ export class Http1Transport {
   private readonly waiting: Pending[] = [];
   private readonly connections = new Set<Connection>();
   private connecting = 0;
+  /** The handshakes in progress, each ended by calling it with why. */
+  private readonly handshakes = new Set<(err: Error) => void>();
   private closedWith?: Error;
   readonly maxBodyBytes: number;
   private readonly maxSockets: number;
@@ -303,9 +306,10 @@ export class Http1Transport {
   /**
    * Sends one request (`path` with its query, as on the request line) and resolves with the answer,
    * whatever its status. Rejects on a connection error, a malformed or too large answer, or no
-   * complete answer within `timeoutMs` (0: none). A request whose kept-alive connection closes
-   * before any byte of the answer is sent once more on a new one, as node's agent would not: callers
-   * only send requests that are safe to repeat (reviews and reads).
+   * complete answer within `timeoutMs` of this call, the wait for a connection included (0: none).
+   * A request whose kept-alive connection closes before any byte of the answer is sent once more on
+   * a new one, as node's agent would not: callers only send requests that are safe to repeat
+   * (reviews and reads).
    */
   request(
     method: string,
@@ -332,16 +336,31 @@ export class Http1Transport {
     head += '\r\n';
     const request = payload ? Buffer.concat([Buffer.from(head, 'latin1'), payload]) : Buffer.from(head, 'latin1');
     return new Promise((resolve, reject) => {
-      this.waiting.push({ method, path, request, timeoutMs, resolve, reject });
+      const p: Pending = { method, path, request, timeoutMs, resolve, reject };
+      if (timeoutMs > 0) p.timer = setTimeout(() => this.expire(p), timeoutMs);
+      this.waiting.push(p);
       this.dispatch();
     });
+  }
+
+  /** A request's deadline passed: its connection is closed if it is in flight (it may hold part of an answer), else it leaves the queue. */
+  private expire(p: Pending): void {
+    p.timer = undefined;
+    if (p.sentOn?.current === p) {
+      p.sentOn.fail(new Error(`no answer within ${p.timeoutMs} ms`));
+      return;
+    }
+    const i = this.waiting.indexOf(p);
+    if (i >= 0) this.waiting.splice(i, 1);
+    this.settle(p, new Error(`no answer within ${p.timeoutMs} ms (no connection to ${this.hostHeader} was ready)`));
   }
 
   /** Fails every request waiting or in flight with `err`, closes every connection, and fails every later request. */
   close(err: Error = new Error('the transport was closed')): void {
     this.closedWith = err;
-    for (const p of this.waiting.splice(0)) p.reject(err);
+    for (const p of this.waiting.splice(0)) this.settle(p, err);
     for (const c of [...this.connections]) c.fail(err);
+    for (const failed of [...this.handshakes]) failed(err);
     this.connections.clear();
     this.idle.length = 0;
   }
@@ -353,14 +372,17 @@ export class Http1Transport {
 
   /** @internal A request's end: the answer, or the error (and whether it may be sent once more). */
   settle(p: Pending, err: Error | undefined, answer?: Http1Answer, resendable = false): void {
-    clearTimeout(p.timer);
-    p.timer = undefined;
-    if (answer) p.resolve(answer);
-    else if (resendable && !p.resent && !this.closedWith) {
+    if (!answer && resendable && !p.resent && !this.closedWith) {
+      // Sent again within the same deadline.
       p.resent = true;
       this.waiting.unshift(p);
       queueMicrotask(() => this.dispatch());
-    } else p.reject(err ?? new Error('the connection closed'));
+      return;
+    }
+    clearTimeout(p.timer);
+    p.timer = undefined;
+    if (answer) p.resolve(answer);
+    else p.reject(err ?? new Error('the connection closed'));
   }
 
   /** @internal A connection ready for the next request. */
@@ -416,18 +438,26 @@ export class Http1Transport {
     const failed = (err: Error) => {
       if (settled) return;
       settled = true;
+      this.handshakes.delete(failed);
       this.connecting--;
       socket.destroy();
       // The first waiting request gets the connection's error (the others may still get a connection).
+      clearTimeout(timer);
       const p = this.waiting.shift();
-      p?.reject(new Error(`connecting to ${this.hostHeader}: ${err.message}`, { cause: err }));
+      if (p) this.settle(p, new Error(`connecting to ${this.hostHeader}: ${err.message}`, { cause: err }));
       this.dispatch();
     };
+    const connectTimeoutMs = o.connectTimeoutMs ?? 10_000;
+    const timer = setTimeout(() => failed(new Error(`no TLS handshake within ${connectTimeoutMs} ms`)), connectTimeoutMs);
+    timer.unref();
+    this.handshakes.add(failed);
     socket.once('error', failed);
     socket.once('close', () => failed(new Error('the connection closed during the TLS handshake')));
     socket.once('secureConnect', () => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
+      this.handshakes.delete(failed);
       socket.removeListener('error', failed);
       this.connecting--;
       const c = new Connection(socket, this);
