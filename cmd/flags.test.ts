@@ -63,6 +63,14 @@ describe('manager flags', () => {
     expect(parseManagerFlags(['--admission-nice=-20']).admissionNice).toBe(-20);
     expect(() => parseManagerFlags(['--admission-nice', '5'])).toThrow('--admission-nice must be a whole number from -20 to 0, not "5"');
     expect(() => parseManagerFlags(['--admission-nice=-21'])).toThrow('--admission-nice must be a whole number from -20 to 0, not "-21"');
+    // No admission thread to raise: refused, not silently ignored.
+    expect(() => parseManagerFlags(['--admission-nice=-5', '--webhooks-on-main-thread'])).toThrow(
+      "--admission-nice raises the webhooks' own thread, which --webhooks-on-main-thread does not start",
+    );
+    expect(() => parseManagerFlags(['--no-webhooks', '--admission-nice=-5'])).toThrow(
+      "--admission-nice raises the webhooks' own thread, which --no-webhooks does not start",
+    );
+    expect(parseManagerFlags(['--admission-nice=0', '--webhooks-on-main-thread']).admissionNice).toBe(0);
   });
 
   it('sends the calls a review waits on over the lean client by default, over node with --webhook-api-client node, and refuses others', () => {

@@ -148,11 +148,16 @@ function webhookApiClient(v: unknown): WebhookApiClient {
   return v as WebhookApiClient;
 }
 
-function raisedNiceValue(v: unknown): number {
+function raisedNiceValue(v: unknown, onMainThread: boolean, noWebhooks: boolean): number {
   if (v === undefined) return 0;
   const n = typeof v === 'string' && /^(-?\d{1,2})$/.test(v.trim()) ? Number(v) : NaN;
   if (!Number.isInteger(n) || n < -20 || n > 0)
     throw new FlagError(`--admission-nice must be a whole number from -20 to 0, not ${JSON.stringify(v)}`);
+  // Asked for with no admission thread to raise: refused rather than silently ignored.
+  if (n < 0 && (onMainThread || noWebhooks))
+    throw new FlagError(
+      `--admission-nice raises the webhooks' own thread, which ${onMainThread ? '--webhooks-on-main-thread' : '--no-webhooks'} does not start`,
+    );
   return n;
 }
 
@@ -224,7 +229,7 @@ export function managerFlagsFrom(values: Values): ManagerFlags {
     webhookHttpServer: webhookHttp(values['webhook-http-server']),
     webhookApiClient: webhookApiClient(values['webhook-api-client']),
     reconcilerNice: niceValue(values['reconciler-nice']),
-    admissionNice: raisedNiceValue(values['admission-nice']),
+    admissionNice: raisedNiceValue(values['admission-nice'], values['webhooks-on-main-thread'] === true, values['no-webhooks'] === true),
     certDir: values['cert-dir'] as string | undefined,
     leaderElection: values['enable-leader-election'] === true,
     leaderElectionId: (values['leader-election-id'] as string | undefined) ?? 'controller-leader-election-helper',
