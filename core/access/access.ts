@@ -101,7 +101,19 @@ export function parseSubject(text: string): Subject {
 
 /** The subject as parseSubject reads it: `user:alice`, `serviceaccount:team-a:deployer`. A stable key. */
 export function subjectKey(s: Subject): string {
-  return s.kind === 'ServiceAccount' ? `serviceaccount:${s.namespace ?? ''}:${s.name}` : `${s.kind.toLowerCase()}:${s.name}`;
+  // A switch, not toLowerCase: a preview keys tens of thousands of grants.
+  switch (s.kind) {
+    case 'User':
+      return `user:${s.name}`;
+    case 'Group':
+      return `group:${s.name}`;
+    case 'ServiceAccount':
+      return `serviceaccount:${s.namespace ?? ''}:${s.name}`;
+    default: {
+      const other: { kind: string; name: string } = s;
+      return `${other.kind.toLowerCase()}:${other.name}`;
+    }
+  }
 }
 
 /** For messages: `user alice`, `group team-b`, `serviceaccount team-a:deployer`. */
@@ -162,14 +174,23 @@ export function bindingGrants(binding: RoleBindingObject, namespace = binding.me
   if (!name || !ref?.name || (ref.kind !== 'Role' && ref.kind !== 'ClusterRole')) return [];
   const role: RoleRef = { kind: ref.kind, name: ref.name };
   const from = inheritedFrom(binding);
-  const origin = from === undefined ? ({ origin: 'own' } as const) : ({ origin: 'inherited', from } as const);
   const out: Grant[] = [];
-  const seen = new Set<string>();
-  for (const raw of binding.subjects ?? []) {
+  const subjects = binding.subjects ?? [];
+  // Most bindings name one subject: no duplicate to look for.
+  const seen = subjects.length > 1 ? new Set<string>() : undefined;
+  for (const raw of subjects) {
     const subject = readSubject(raw, namespace);
-    if (!subject || seen.has(subjectKey(subject))) continue;
-    seen.add(subjectKey(subject));
-    out.push({ namespace, subject, role, binding: name, ...origin });
+    if (!subject) continue;
+    if (seen) {
+      const key = subjectKey(subject);
+      if (seen.has(key)) continue;
+      seen.add(key);
+    }
+    out.push(
+      from === undefined
+        ? { namespace, subject, role, binding: name, origin: 'own' }
+        : { namespace, subject, role, binding: name, origin: 'inherited', from },
+    );
   }
   return out;
 }
@@ -221,7 +242,11 @@ function roleIndex(catalog: RoleCatalog): RoleIndex {
   const roles = catalog.roles
     ? new Set([...catalog.roles].map((r) => `${r.metadata?.namespace ?? ''}/${r.metadata?.name ?? ''}`))
     : undefined;
-  const clusterRoles = catalog.clusterRoles ? new Set(catalog.clusterRoles) : undefined;
+  const clusterRoles = catalog.clusterRoles
+    ? catalog.clusterRoles instanceof Set
+      ? (catalog.clusterRoles as ReadonlySet<string>)
+      : new Set(catalog.clusterRoles)
+    : undefined;
   return {
     missing: (g) =>
       g.role.kind === 'Role'
@@ -380,11 +405,10 @@ export function diffAccess(before: Iterable<Grant>, after: Iterable<Grant>): Acc
   for (const key of keys) {
     const was = sortGrantsOfHold(b.get(key) ?? []);
     const will = sortGrantsOfHold(a.get(key) ?? []);
+    const change = was.length === 0 ? 'gains' : will.length === 0 ? 'loses' : sameOrigins(was, will) ? undefined : 'moves';
+    if (change === undefined) continue;
     const any = (was[0] ?? will[0])!;
-    const base = { namespace: any.namespace, subject: any.subject, role: any.role, before: was, after: will };
-    if (was.length === 0) out.push({ ...base, change: 'gains' });
-    else if (will.length === 0) out.push({ ...base, change: 'loses' });
-    else if (!sameOrigins(was, will)) out.push({ ...base, change: 'moves' });
+    out.push({ namespace: any.namespace, subject: any.subject, role: any.role, before: was, after: will, change });
   }
   return out;
 }
