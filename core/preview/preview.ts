@@ -520,16 +520,27 @@ export function startPreview(snapshot: HierarchySnapshot, change: HierarchyChang
     if (skip !== undefined) unkept.add(ns);
     if (skip === 'halted') halted.add(ns);
   }
+  const planned: PlannedInSync = new WeakMap();
   return {
     scope,
     unkept: sortStrings(unkept),
-    inSync: (input) => synthesize(h0, scope, unkept, halted, input),
+    inSync: (input) => synthesize(h0, scope, unkept, halted, input, planned),
     finish(input: PreviewObjects): Preview {
       const types = input.types.map(prepareType);
-      const plan = (side: Map<string, NamespaceState>, ctxs: readonly PropagationContext[]) => {
-        for (const [ns, state] of side) state.plans = ctxs.map((ctx, i) => planNamespace(ctx, ns, types[i]!.byNamespace.get(ns) ?? []));
+      const plan = (
+        side: Map<string, NamespaceState>,
+        ctxs: readonly PropagationContext[],
+        known?: (i: number) => InSyncPlans | undefined,
+      ) => {
+        const knownOf = ctxs.map((_, i) => known?.(i));
+        for (const [ns, state] of side)
+          state.plans = ctxs.map((ctx, i) => knownOf[i]?.plans.get(ns) ?? planNamespace(ctx, ns, types[i]!.byNamespace.get(ns) ?? []));
       };
-      plan(before, contexts(h0, types, new Set(), input.options));
+      // Before the change, a namespace whose objects inSync made is planned already (see synthesize).
+      plan(before, contexts(h0, types, new Set(), input.options), (i) => {
+        const known = planned.get(input.types[i]!);
+        return known && known.options === input.options ? known : undefined;
+      });
       plan(after, contexts(h1, types, gone, input.options));
       return {
         change,
@@ -552,6 +563,20 @@ const byName = (a: PropagatableObject, b: PropagatableObject): number => {
   return x < y ? -1 : x > y ? 1 : 0;
 };
 
+/**
+ * For each type inSync made (its TypeObjects, as returned), the plans `planNamespace` gives, on the
+ * model before the change, to the namespaces whose objects it made: their sources and exactly the
+ * copies planned from the sources alone. Planned again on those objects, such a namespace has
+ * every copy in sync and the same conflicts (a user's object where a source should be copied), so
+ * finish need not plan it again when given the same objects and options.
+ */
+type PlannedInSync = WeakMap<TypeObjects, InSyncPlans>;
+
+interface InSyncPlans {
+  readonly options: PropagationOptions | undefined;
+  readonly plans: ReadonlyMap<string, NamespacePlan>;
+}
+
 /** StartedPreview.inSync on the model before the change (`h`). */
 function synthesize(
   h: Hierarchy,
@@ -559,6 +584,7 @@ function synthesize(
   unkept: ReadonlySet<string>,
   halted: ReadonlySet<string>,
   input: InSyncInput,
+  planned: PlannedInSync,
 ): InSyncCopies {
   const types: TypeObjects[] = [];
   const copies: number[] = [];
@@ -576,23 +602,33 @@ function synthesize(
     let kept = 0;
     let left = 0;
     let leftHalted = 0;
+    const plans = new Map<string, NamespacePlan>();
     for (const ns of h.namespaceNames()) {
       if (unkept.has(ns)) continue;
       const plan = planNamespace(ctx!, ns, prepared.byNamespace.get(ns) ?? []);
       kept += plan.create.length;
-      if (scope.has(ns)) for (const c of plan.create) add(ns, c.object);
+      if (!scope.has(ns)) continue;
+      for (const c of plan.create) add(ns, c.object);
+      // The plan on the objects made here: every copy made is in sync, nothing else changes.
+      const inSync = plan.create.map((c) => c.name).sort();
+      plans.set(ns, { ...plan, create: [], update: [], delete: [], inSync });
     }
     for (const o of input.unkeptCopies[i] ?? []) {
       const ns = o.metadata?.namespace;
       if (ns === undefined || !isCopy(o)) continue;
       left++;
       if (halted.has(ns)) leftHalted++;
-      if (scope.has(ns)) add(ns, o);
+      if (scope.has(ns)) {
+        add(ns, o);
+        plans.delete(ns); // objects read, not made: planned in finish
+      }
     }
     for (const [ns, objects] of prepared.byNamespace) if (scope.has(ns)) for (const o of objects) add(ns, o);
     const objects: PropagatableObject[] = [];
     for (const list of inScope.values()) objects.push(...list.sort(byName));
-    types.push({ type: t.type, objects });
+    const made: TypeObjects = { type: t.type, objects };
+    planned.set(made, { options: input.options, plans });
+    types.push(made);
     copies.push(kept + left);
     counted.push(kept + leftHalted);
   });
