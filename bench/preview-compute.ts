@@ -8,7 +8,7 @@
 // computation. With --in-sync, only the sources are parsed and the copies are made from them
 // (StartedPreview.inSync), as the plugin does when the counts say the cluster is in sync, and the
 // CPU time of each part is printed. See docs/benchmarks.md.
-import { previewForest } from './preview-forest.js';
+import { checkedPreviewCounts, previewForest } from './preview-forest.js';
 import { parseArgs } from 'node:util';
 import { API_VERSION, Label, treeLabel } from '../core/api/constants.js';
 import type { HierarchyConfiguration, NamespaceObject } from '../core/api/types.js';
@@ -170,14 +170,7 @@ for (let r = 0; r < runs; r++) {
   parseMs.push(t1 - t0);
   computeMs.push(t2 - t1);
   computeCpuMs.push((cpu.user + cpu.system) / 1000);
-  const counts = {
-    affected: preview.affectedNamespaces.length,
-    create: preview.copies.create.length,
-    delete: preview.copies.delete.length,
-    access: preview.access.length,
-  };
-  if (counts.affected !== size || counts.create !== size * perNamespace || counts.delete !== size * perNamespace)
-    throw new Error(`unexpected preview ${JSON.stringify(counts)}`);
+  const counts = checkedPreviewCounts(preview, size, perNamespace);
   console.error(
     `run ${r + 1}: parse ${Math.round(t1 - t0)} ms, compute ${Math.round(t2 - t1)} ms (CPU ${Math.round(computeCpuMs.at(-1)!)} ms) ${JSON.stringify(counts)}`,
   );

@@ -31,3 +31,37 @@ export function previewForest(size: number): PreviewForest {
   };
   return { parents, moved, others, ancestry };
 }
+
+/** What a preview of the move reports, counted (its JSON, or core/preview's Preview: the same fields). */
+export interface PreviewCounts {
+  affected: number;
+  create: number;
+  delete: number;
+  access: number;
+}
+
+/**
+ * Counts a preview of moving `sub` (SIZE namespaces) to team-b, and throws unless every copy of
+ * team-a's goes and one of team-b's comes in each moved namespace: a benchmark of a wrong answer
+ * measures nothing.
+ */
+export function checkedPreviewCounts(
+  preview: {
+    affectedNamespaces: readonly unknown[];
+    copies: { create: readonly unknown[]; delete: readonly unknown[] };
+    access: readonly unknown[];
+  },
+  size: number,
+  perNamespace: number,
+  what = 'preview',
+): PreviewCounts {
+  const c = {
+    affected: preview.affectedNamespaces.length,
+    create: preview.copies.create.length,
+    delete: preview.copies.delete.length,
+    access: preview.access.length,
+  };
+  if (c.affected !== size || c.create !== size * perNamespace || c.delete !== size * perNamespace)
+    throw new Error(`${what}: unexpected preview ${JSON.stringify(c)}`);
+  return c;
+}

@@ -19,7 +19,7 @@
 // reading them (docs/kubectl-hns.md); the run waits until the plugin says it does (HNS_PREVIEW_DEBUG).
 // --bundles A,B: several builds of the plugin, each run in turn in every round on the same cluster
 // (old and new interleaved), the admin's preview only (text and -o json).
-import { previewForest } from './preview-forest.js';
+import { checkedPreviewCounts, previewForest } from './preview-forest.js';
 import { parseArgs } from 'node:util';
 import { API_VERSION, Label, treeLabel } from '../core/api/constants.js';
 import { desiredCopy } from '../core/propagation/copy.js';
@@ -180,20 +180,12 @@ try {
     }
     const counts: Record<string, unknown> = {};
     for (const key of ['previewJson', 'previewLead'] as const) {
-      const report = JSON.parse(results[key].stdout) as {
-        copies: { create: unknown[]; delete: unknown[] };
-        access: unknown[];
-        affectedNamespaces: unknown[];
-      };
-      const c = {
-        affected: report.affectedNamespaces.length,
-        create: report.copies.create.length,
-        delete: report.copies.delete.length,
-        access: report.access.length,
-      };
-      // Every copy of team-a's goes and one of team-b's comes, in each moved namespace.
-      if (c.affected !== size || c.create !== size * perNamespace || c.delete !== size * perNamespace)
-        throw new Error(`${key}: unexpected preview ${JSON.stringify(c)}`);
+      const c = checkedPreviewCounts(
+        JSON.parse(results[key].stdout) as Parameters<typeof checkedPreviewCounts>[0],
+        size,
+        perNamespace,
+        key,
+      );
       counts[key] = c;
     }
     const ms = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.ms]));
