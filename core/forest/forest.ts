@@ -10,12 +10,11 @@
 // * A namespace named as a parent but not existing is *missing*. It stays a node only while some
 //   child still points at it, so the child can report ParentMissing and heal when it reappears.
 //   Only existing namespaces have a parent, so a missing namespace is always at the top of a chain.
-// * Each namespace has at most one parent, held as a plain graphlib edge parent -> child.
-//   graphlib's compound `setParent` is not used: it throws on cycles, and HNC must be able to hold
-//   a cycle that entered while the webhooks were bypassed, and report it.
+// * Each namespace has at most one parent, held as an edge parent -> child in two maps (parent by
+//   child, children by parent). Nothing refuses a cycle: HNC must be able to hold a cycle that
+//   entered while the webhooks were bypassed, and report it.
 // * Walks up are O(depth) and walks down O(subtree); no operation that changes the forest scans it.
 
-import { Graph } from '@dagrejs/graphlib';
 import { treeLabel } from '../api/constants.js';
 
 /** What the forest knows about one namespace; the hierarchy model keeps the rest of its facts. */
@@ -73,16 +72,15 @@ interface Chain {
   readonly loopAt: number | undefined;
 }
 
-// graphlib keys its nodes in plain objects: a bare "constructor" (a legal namespace name) would
-// hit Object.prototype, and numeric names would be reordered. A prefix makes every key inert.
-const KEY_PREFIX = 'ns:';
-const key = (ns: string): string => KEY_PREFIX + ns;
-const unkey = (k: string): string => k.slice(KEY_PREFIX.length);
+const NO_CHILDREN: ReadonlySet<string> = new Set();
 
 export class Forest {
-  private readonly graph = new Graph<undefined, MutableNode, undefined>({ directed: true });
-  /** Each namespace's parent, as the graph's one edge into it holds it: walks up read it without a graph query. */
+  /** Every namespace the forest knows, existing or missing (Maps: any name is an inert key). */
+  private readonly nodes = new Map<string, MutableNode>();
+  /** Each namespace's parent: the one edge into it. */
   private readonly parents = new Map<string, string>();
+  /** Each namespace's children: the edges out of it (a namespace without children has no entry). */
+  private readonly childSets = new Map<string, Set<string>>();
   private existing = 0;
   private tracer: Set<string> | undefined;
   private edges = 0;
@@ -121,7 +119,7 @@ export class Forest {
 
   /** True if the forest knows `ns` at all: existing, or missing but still named as a parent. */
   has(ns: string): boolean {
-    return this.graph.hasNode(key(ns));
+    return this.nodes.has(ns);
   }
 
   /** True if `ns` has been seen to exist (and not removed since). */
@@ -136,8 +134,7 @@ export class Forest {
 
   /** The node of `ns`, existing or missing. */
   node(ns: string): NamespaceNode | undefined {
-    const k = key(ns);
-    return this.graph.hasNode(k) ? this.graph.node(k) : undefined;
+    return this.nodes.get(ns);
   }
 
   /** Existing namespaces, sorted. O(N): for listings, not for hot paths. */
@@ -165,7 +162,7 @@ export class Forest {
   ensure(ns: string): boolean {
     const n = this.mutableNode(ns);
     if (n === undefined) {
-      this.graph.setNode(key(ns), { name: ns, exists: true });
+      this.nodes.set(ns, { name: ns, exists: true });
     } else if (!n.exists) {
       n.exists = true; // a missing parent came back: its children heal without being touched
     } else {
@@ -186,9 +183,10 @@ export class Forest {
     }
     const formerCycle = this.cycleOf(ns);
     const oldParent = this.parentOf(ns);
-    if (oldParent !== undefined) this.graph.removeEdge(key(oldParent), key(ns));
-    if (oldParent !== undefined) this.edges++;
-    this.parents.delete(ns);
+    if (oldParent !== undefined) {
+      this.removeEdge(oldParent, ns);
+      this.edges++;
+    }
     n.exists = false;
     this.existing--;
     const orphans = this.children(ns);
@@ -216,13 +214,14 @@ export class Forest {
     const formerCycle = this.cycleOf(ns);
     this.edges++;
     if (oldParent !== undefined) {
-      this.graph.removeEdge(key(oldParent), key(ns));
-      this.parents.delete(ns);
+      this.removeEdge(oldParent, ns);
       this.dropIfUnused(oldParent);
     }
     if (newParent !== undefined) {
-      if (!this.has(newParent)) this.graph.setNode(key(newParent), { name: newParent, exists: false });
-      this.graph.setEdge(key(newParent), key(ns));
+      if (!this.has(newParent)) this.nodes.set(newParent, { name: newParent, exists: false });
+      let siblings = this.childSets.get(newParent);
+      if (!siblings) this.childSets.set(newParent, (siblings = new Set()));
+      siblings.add(ns);
       this.parents.set(ns, newParent);
     }
     const cycle = newParent === undefined ? undefined : this.cycleOf(ns);
@@ -281,6 +280,10 @@ export class Forest {
    * and never `ns` itself even when it is in a cycle. O(subtree).
    */
   descendants(ns: string): string[] {
+    if (!this.childSets.has(ns)) {
+      this.visit(ns);
+      return [];
+    }
     const seen = new Set<string>([ns]);
     const queue = [ns];
     for (let i = 0; i < queue.length; i++) {
@@ -387,12 +390,18 @@ export class Forest {
   }
 
   private mutableNode(ns: string): MutableNode | undefined {
-    const k = key(ns);
-    return this.graph.hasNode(k) ? this.graph.node(k) : undefined;
+    return this.nodes.get(ns);
   }
 
   private allNodes(): MutableNode[] {
-    return this.graph.nodes().map((k) => this.graph.node(k));
+    return [...this.nodes.values()];
+  }
+
+  private removeEdge(parent: string, child: string): void {
+    this.parents.delete(child);
+    const siblings = this.childSets.get(parent);
+    siblings?.delete(child);
+    if (siblings?.size === 0) this.childSets.delete(parent);
   }
 
   private parentOf(ns: string): string | undefined {
@@ -402,17 +411,20 @@ export class Forest {
 
   private childrenOf(ns: string): string[] {
     this.visit(ns);
-    return (this.graph.successors(key(ns)) ?? []).map(unkey);
+    return [...(this.childSets.get(ns) ?? NO_CHILDREN)];
   }
 
   /** Walks up from `ns`, each name once; O(depth). */
   private chain(ns: string): Chain {
     const names = [ns];
-    const index = new Map([[ns, 0]]);
+    // Chains are short: a scan of the names walked finds a repeat without a map, up to a depth
+    // past which a map keeps the walk O(depth).
+    let index: Map<string, number> | undefined;
     for (let p = this.parentOf(ns); p !== undefined; p = this.parentOf(p)) {
-      const seenAt = index.get(p);
-      if (seenAt !== undefined) return { names, loopAt: seenAt };
-      index.set(p, names.length);
+      if (index === undefined && names.length > 32) index = new Map(names.map((n, i) => [n, i]));
+      const seenAt = index ? index.get(p) : names.indexOf(p);
+      if (seenAt !== undefined && seenAt >= 0) return { names, loopAt: seenAt };
+      index?.set(p, names.length);
       names.push(p);
     }
     return { names, loopAt: undefined };
@@ -421,8 +433,8 @@ export class Forest {
   /** Forgets a missing namespace once no child names it any more. */
   private dropIfUnused(ns: string): void {
     const n = this.mutableNode(ns);
-    if (n !== undefined && !n.exists && (this.graph.successors(key(ns))?.length ?? 0) === 0) {
-      this.graph.removeNode(key(ns));
+    if (n !== undefined && !n.exists && !this.childSets.has(ns)) {
+      this.nodes.delete(ns);
       this.parents.delete(ns);
     }
   }
