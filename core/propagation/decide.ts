@@ -20,7 +20,7 @@ import {
 } from '../api/constants.js';
 import { isPropagating } from '../api/types.js';
 import type { Hierarchy } from '../hierarchy/hierarchy.js';
-import { desiredNamespaceMetadata } from '../hierarchy/plan.js';
+import { desiredNamespaceLabels } from '../hierarchy/plan.js';
 import {
   DEFAULT_COPY_POLICY,
   desiredCopy,
@@ -190,10 +190,7 @@ export function sourceWarnings(obj: PropagatableObject, type: PropagationType): 
 
 /** The labels a namespace is matched with: the full set the hierarchy reconciler gives it. */
 export function destinationLabels(h: Hierarchy, ns: string): Readonly<Record<string, string>> {
-  return h.memo('destination-labels', ns, () => {
-    const facts = h.namespace(ns);
-    return desiredNamespaceMetadata(h, ns, { labels: { ...(facts?.labels ?? {}) }, annotations: { ...(facts?.annotations ?? {}) } }).labels;
-  });
+  return h.memo('destination-labels', ns, () => desiredNamespaceLabels(h, ns, h.namespace(ns)?.labels ?? {}));
 }
 
 /** Why nothing at all is decided for a namespace, or undefined if it can receive copies. */
