@@ -7,7 +7,7 @@
 // previewChange (core/preview) run on them. Prints the median time of the parse and of the
 // computation. With --in-sync, only the sources are parsed and the copies are made from them
 // (StartedPreview.inSync), as the plugin does when the counts say the cluster is in sync, and the
-// CPU time of each part is printed. See docs/benchmarks.md.
+// CPU time of each part is printed, the text the plugin would print included. See docs/benchmarks.md.
 import { checkedPreviewCounts, previewForest } from './preview-forest.js';
 import { parseArgs } from 'node:util';
 import { API_VERSION, Label, treeLabel } from '../core/api/constants.js';
@@ -16,6 +16,7 @@ import { desiredCopy, type PropagatableObject } from '../core/propagation/copy.j
 import { previewChange, startPreview, type PreviewInput } from '../core/preview/index.js';
 import type { AnyObject } from '../kubectl-plugin/api.js';
 import { policyFromLabels, withoutManagedFields } from '../kubectl-plugin/commands/preview.js';
+import { renderPreviewText } from '../kubectl-plugin/render/preview-text.js';
 import { median } from './commands.js';
 
 const { values } = parseArgs({
@@ -163,7 +164,20 @@ for (let r = 0; r < runs; r++) {
     const synthesized = started.inSync({ sources: input.types, unkeptCopies: input.types.map(() => []) });
     const c2 = cpu();
     preview = started.finish({ ...input, types: synthesized.types });
-    console.error(`CPU: startPreview ${Math.round(c1 - c0)} ms, inSync ${Math.round(c2 - c1)} ms, finish ${Math.round(cpu() - c2)} ms`);
+    const c3 = cpu();
+    // The text as the plugin prints it with --dry-run=client (kubectl-plugin/commands/preview.ts runPreview).
+    const text = renderPreviewText({
+      kind: 'HierarchyChangePreview',
+      apiVersion: API_VERSION,
+      summary: 'set the parent of sub to team-b',
+      dryRun: 'client',
+      admission: { checked: false, allowed: true, checks: [] },
+      ...preview,
+      notes: [],
+    });
+    console.error(
+      `CPU: startPreview ${Math.round(c1 - c0)} ms, inSync ${Math.round(c2 - c1)} ms, finish ${Math.round(c3 - c2)} ms, text ${Math.round(cpu() - c3)} ms (${text.length} characters)`,
+    );
   } else preview = previewChange(input, change);
   const t2 = performance.now();
   const cpu = process.cpuUsage(cpu1);

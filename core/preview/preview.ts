@@ -328,14 +328,18 @@ function copyChanges(
       const planned = after.get(ns)?.plans[i];
       if (!planned) continue;
       const already = pendingKeys(before.get(ns)?.plans[i]);
-      for (const c of planned.create) if (!already.has(`create/${c.name}/${c.source}`)) out.create.push(entry(ns, c.name, c.source));
+      // Most namespaces have nothing pending before the change: no key to make for them.
+      const pending = already.size > 0;
+      for (const c of planned.create)
+        if (!pending || !already.has(`create/${c.name}/${c.source}`)) out.create.push(entry(ns, c.name, c.source));
       for (const u of planned.update)
-        if (!already.has(`update/${u.name}/${u.source}`)) out.update.push({ ...entry(ns, u.name, u.source), recreate: u.recreate });
+        if (!pending || !already.has(`update/${u.name}/${u.source}`))
+          out.update.push({ ...entry(ns, u.name, u.source), recreate: u.recreate });
       for (const d of planned.delete)
-        if (!already.has(`delete/${d.name}/${d.inheritedFrom}`))
-          out.delete.push({ ...entry(ns, d.name, d.inheritedFrom), reason: d.reason });
+        if (!pending || !already.has(`delete/${d.name}/${d.inheritedFrom}`))
+          out.delete.push(Object.assign(entry(ns, d.name, d.inheritedFrom), { reason: d.reason }));
       for (const c of planned.conflicts)
-        if (!already.has(`conflict/${c.name}/${c.source}`)) out.conflicts.push(entry(ns, c.name, c.source));
+        if (!pending || !already.has(`conflict/${c.name}/${c.source}`)) out.conflicts.push(entry(ns, c.name, c.source));
     }
   });
   return out;
@@ -373,15 +377,17 @@ function newlyHalted(h: Hierarchy, affected: readonly string[], before: Side, af
  * source's body (roleRef, subjects), which a copy has unchanged (core/propagation/copy.ts). The
  * copy itself is not made: a large move creates tens of thousands.
  */
-function held(existing: readonly PropagatableObject[], plan: NamespacePlan, ns: string): PropagatableObject[] {
+function held(
+  existing: readonly PropagatableObject[],
+  plan: NamespacePlan,
+  ns: string,
+  labelsFrom: (source: string) => Readonly<Record<string, string>>,
+): PropagatableObject[] {
   if (isEmptyPlan(plan)) return existing as PropagatableObject[];
-  const create = plan.create.map((c) => ({
-    name: c.name,
-    source: c.source,
-    from: c.from,
-    object: { ...c.from, metadata: { name: c.name, namespace: ns, labels: { [Label.inheritedFrom]: c.source } } },
-  }));
-  return applyPlan(existing, { ...plan, create });
+  // applyPlan adds the created copies last, in the plan's order: added here, without entries made for it.
+  const out = applyPlan(existing, plan.create.length ? { ...plan, create: [] } : plan);
+  for (const c of plan.create) out.push({ ...c.from, metadata: { name: c.name, namespace: ns, labels: labelsFrom(c.source) } });
+  return out;
 }
 
 /**
@@ -402,9 +408,16 @@ function accessChanges(
   if (bindings < 0) return [];
   const roles = indexOf('Role');
   const clusterRoleNames = clusterRoles && new Set(clusterRoles);
+  // A created copy's labels, as access reads them (inherited-from), one object per source namespace.
+  const copyLabels = new Map<string, Readonly<Record<string, string>>>();
+  const labelsFrom = (source: string) => {
+    let labels = copyLabels.get(source);
+    if (!labels) copyLabels.set(source, (labels = Object.freeze({ [Label.inheritedFrom]: source })));
+    return labels;
+  };
   const grants = (ns: string, state: NamespaceState | undefined): Grant[] => {
     if (!state) return [];
-    const heldOf = (i: number) => held(types[i]!.byNamespace.get(ns) ?? [], state.plans[i]!, ns);
+    const heldOf = (i: number) => held(types[i]!.byNamespace.get(ns) ?? [], state.plans[i]!, ns, labelsFrom);
     return grantsOf(heldOf(bindings) as RoleBindingObject[], {
       sorted: false,
       roles: { ...(roles >= 0 && { roles: heldOf(roles) }), ...(clusterRoleNames && { clusterRoles: clusterRoleNames }) },

@@ -164,6 +164,8 @@ interface CopyTemplate {
   canonicalText?: string;
   /** Existing (frozen, cached) copies known to equal copies made from it: not compared again. */
   current?: WeakSet<object>;
+  /** A copy's labels by the source's namespace they name (the same in every copy of it). */
+  copyLabels?: Map<string, Readonly<Record<string, string>>>;
 }
 
 /**
@@ -171,8 +173,6 @@ interface CopyTemplate {
  * a new object): propagating one source to N namespaces prepares it once, not N times.
  */
 const templates = new WeakMap<object, WeakMap<CopyPolicy, CopyTemplate>>();
-/** The canonical form of each copy made from a template, for equalCopy. */
-const copyCanonical = new WeakMap<object, Json>();
 
 function copyTemplate(source: PropagatableObject, policy: CopyPolicy): CopyTemplate {
   const cacheable = Object.isFrozen(source);
@@ -208,12 +208,11 @@ export function desiredCopy(
   policy: CopyPolicy = DEFAULT_COPY_POLICY,
 ): PropagatableObject {
   const t = copyTemplate(source, policy);
-  const labels = Object.freeze({ ...t.labels, [Label.inheritedFrom]: sourceNamespace });
+  t.copyLabels ??= new Map();
+  let labels = t.copyLabels.get(sourceNamespace);
+  if (!labels) t.copyLabels.set(sourceNamespace, (labels = Object.freeze({ ...t.labels, [Label.inheritedFrom]: sourceNamespace })));
   const metadata = Object.freeze({ name: source.metadata?.name, namespace, labels, ...(t.annotations && { annotations: t.annotations }) });
-  const copy = Object.freeze({ ...t.body, metadata }) as PropagatableObject;
-  t.canonical ??= canonical(copy);
-  copyCanonical.set(copy, t.canonical);
-  return copy;
+  return Object.freeze({ ...t.body, metadata }) as PropagatableObject;
 }
 
 /**
@@ -308,8 +307,8 @@ export function slimCopy(obj: PropagatableObject, pool?: InternPool): Propagatab
 export function equalCopy(existing: PropagatableObject, desired: PropagatableObject): boolean {
   if (inheritedFrom(existing) !== inheritedFrom(desired)) return false;
   const text = (existing as Slim)[CANONICAL_TEXT];
-  if (text !== undefined) return text === stableJson(copyCanonical.get(desired) ?? canonical(desired));
-  return jsonEqual(canonical(existing), copyCanonical.get(desired) ?? canonical(desired));
+  if (text !== undefined) return text === stableJson(canonical(desired));
+  return jsonEqual(canonical(existing), canonical(desired));
 }
 
 /**

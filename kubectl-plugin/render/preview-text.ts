@@ -40,7 +40,9 @@ function conflictLines(items: readonly CopyConflict[]): string[] {
   );
 }
 
-const origins = (grants: AccessChange['before']): string => [...new Set(grants.map(originText))].join(', ');
+// Most changes have one grant on a side (or none): no set to make for those.
+const origins = (grants: AccessChange['before']): string =>
+  grants.length < 2 ? (grants.length ? originText(grants[0]!) : '') : [...new Set(grants.map(originText))].join(', ');
 
 function accessLines(changes: readonly AccessChange[]): string[] {
   const key = (c: AccessChange) => `${subjectText(c.subject)}\0${c.change}\0${roleText(c.role)}\0${origins(c.before)}\0${origins(c.after)}`;
