@@ -2,6 +2,7 @@
 // accepted by every command, before or after it, with kubectl's meaning. See docs/kubectl-hns.md.
 import type { FlagSpec, FlagValues } from './command.js';
 import { arrayFlag, boolFlag, stringFlag } from './command.js';
+import { CliError } from '../errors.js';
 
 /** kubectl's global flags, typed. */
 export interface GlobalFlags {
@@ -25,7 +26,12 @@ export interface GlobalFlags {
   cacheDir?: string;
   requestTimeout?: string;
   disableCompression?: boolean;
+  /** kubectl's `-v, --v=N` log level, a whole number (0 without the flag). */
+  v?: number;
 }
+
+/** From this log level on (kubectl's debug level), a preview says on stderr how it read the copies. */
+export const PREVIEW_DEBUG_LEVEL = 4;
 
 /** HNC's plugin gives every API call 5 s. */
 export const DEFAULT_REQUEST_TIMEOUT = '5s';
@@ -88,6 +94,13 @@ export const GLOBAL_FLAGS: readonly FlagSpec[] = [
   { name: 'token', kind: 'string', description: 'Bearer token for authentication to the API server' },
   { name: 'user', kind: 'string', description: 'The name of the kubeconfig user to use' },
   { name: 'username', kind: 'string', description: 'Username for basic authentication to the API server' },
+  {
+    name: 'v',
+    short: 'v',
+    kind: 'string',
+    description: `number for the log level verbosity (${PREVIEW_DEBUG_LEVEL} or more: a --dry-run preview says on stderr how it read the copies)`,
+    defaultText: '0',
+  },
 ];
 
 export function globalFlags(values: FlagValues): GlobalFlags {
@@ -116,5 +129,14 @@ export function globalFlags(values: FlagValues): GlobalFlags {
   if (values['as-group'] !== undefined) out.asGroup = arrayFlag(values, 'as-group');
   if (values['insecure-skip-tls-verify'] !== undefined) out.insecureSkipTlsVerify = boolFlag(values, 'insecure-skip-tls-verify');
   if (values['disable-compression'] !== undefined) out.disableCompression = boolFlag(values, 'disable-compression');
+  const v = stringFlag(values, 'v');
+  if (v !== undefined) out.v = logLevel(v);
   return out;
+}
+
+/** A log level as kubectl (pflag) reads one: a whole number, in decimal. */
+function logLevel(value: string): number {
+  if (!/^[+-]?\d+$/.test(value) || !Number.isSafeInteger(Number(value)))
+    throw new CliError(`Error: invalid argument "${value}" for "-v, --v" flag: a whole number is expected (the log level)`);
+  return Number(value);
 }

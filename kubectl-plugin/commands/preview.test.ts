@@ -8,7 +8,8 @@ import { CliError, ServerError } from '../errors.js';
 import { captureIo } from '../io.js';
 import { FakeApi } from '../testing/fake-api.js';
 import { runCreate, runDelete } from './anchors.js';
-import { dryRunMode, type PreviewReport } from './preview.js';
+import { runCli } from '../program.js';
+import { dryRunMode, previewFlags, type PreviewReport } from './preview.js';
 import { runSet } from './set.js';
 
 const rb = (namespace: string, name: string, group: string, from?: string): AnyObject => ({
@@ -63,6 +64,37 @@ describe('--dry-run', () => {
       'none',
     ]);
     expect(() => dryRunMode('yes')).toThrow('Invalid dry-run value (yes). Must be "none", "server", or "client".');
+  });
+
+  it("says how it read the copies from kubectl's debug log level on (-v 4), or with HNS_PREVIEW_DEBUG=1", () => {
+    const saved = process.env.HNS_PREVIEW_DEBUG;
+    delete process.env.HNS_PREVIEW_DEBUG;
+    try {
+      const debug = (v?: string) => previewFlags({ 'dry-run': 'server', ...(v !== undefined && { v }) }).debug === true;
+      expect([undefined, '0', '3', '4', '10'].map(debug)).toEqual([false, false, false, true, true]);
+      process.env.HNS_PREVIEW_DEBUG = '1';
+      expect(debug('0')).toBe(true);
+    } finally {
+      if (saved === undefined) delete process.env.HNS_PREVIEW_DEBUG;
+      else process.env.HNS_PREVIEW_DEBUG = saved;
+    }
+  });
+
+  it('refuses a log level that is not a whole number, as kubectl does, before connecting', async () => {
+    const io = captureIo();
+    let connected = false;
+    const code = await runCli(['set', 'sub', '--parent', 'team-b', '--dry-run', '--v=high'], {
+      io,
+      connect: () => {
+        connected = true;
+        throw new CliError('Error: not expected');
+      },
+    });
+    expect([code, connected, io.stderr]).toEqual([
+      1,
+      false,
+      'Error: invalid argument "high" for "-v, --v" flag: a whole number is expected (the log level)\n',
+    ]);
   });
 
   it('set --parent: admission asked with a dry-run write, each kind listed once, the move shown, nothing stored', async () => {

@@ -37,6 +37,7 @@ import {
 import type { PropagationMode } from '../../core/api/index.js';
 import type { AnyObject, HncApi, ListOptions, ResourceType } from '../api.js';
 import type { FlagSpec, FlagValues } from '../cli/command.js';
+import { PREVIEW_DEBUG_LEVEL, globalFlags } from '../cli/global-flags.js';
 import { CliError, ServerError, isForbidden, isNotFound } from '../errors.js';
 import type { Io } from '../io.js';
 import { renderPreviewText } from '../render/preview-text.js';
@@ -87,7 +88,7 @@ export function dryRunMode(value: string | undefined): DryRun {
 export interface PreviewFlags {
   dryRun: DryRun;
   output: 'text' | 'json' | 'yaml';
-  /** HNS_PREVIEW_DEBUG=1: say on stderr how the copies were had (read, or made from the sources) and why. */
+  /** `-v 4` or more, or HNS_PREVIEW_DEBUG=1: say on stderr how the copies were had (read, or made from the sources) and why. */
   debug?: boolean;
 }
 
@@ -95,7 +96,8 @@ export function previewFlags(flags: FlagValues): PreviewFlags {
   const dryRun = dryRunMode(typeof flags['dry-run'] === 'string' ? flags['dry-run'] : undefined);
   const output = flags.output === 'json' || flags.output === 'yaml' ? flags.output : 'text';
   if (dryRun === 'none' && output !== 'text') throw new CliError('Error: --output is only for --dry-run');
-  return { dryRun, output, ...(process.env.HNS_PREVIEW_DEBUG === '1' && { debug: true }) };
+  const debug = process.env.HNS_PREVIEW_DEBUG === '1' || (globalFlags(flags).v ?? 0) >= PREVIEW_DEBUG_LEVEL;
+  return { dryRun, output, ...(debug && { debug: true }) };
 }
 
 // ---- admission ------------------------------------------------------------------------------------
