@@ -219,19 +219,27 @@ function treeLabelChanges(affected: readonly string[], before: Side, after: Side
   for (const ns of affected) {
     const b = treeLabelsOf(before.get(ns)?.labels);
     const a = treeLabelsOf(after.get(ns)?.labels);
+    const keys = [...b.keys()];
+    for (const k of a.keys()) if (!b.has(k)) keys.push(k);
     const changes: TreeLabelChange[] = [];
-    for (const key of sortStrings(new Set([...Object.keys(b), ...Object.keys(a)]))) {
-      if (b[key] !== a[key])
-        changes.push({ key, ...(b[key] !== undefined && { before: b[key] }), ...(a[key] !== undefined && { after: a[key] }) });
+    for (const key of sortStrings(keys)) {
+      const was = b.get(key);
+      const will = a.get(key);
+      if (was === will) continue;
+      const change: { key: string; before?: string; after?: string } = { key };
+      if (was !== undefined) change.before = was;
+      if (will !== undefined) change.after = will;
+      changes.push(change);
     }
     if (changes.length) out.push({ namespace: ns, treeLabels: changes });
   }
   return out;
 }
 
-function treeLabelsOf(labels: Readonly<Record<string, string>> | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(labels ?? {})) if (treeLabelNamespace(k) !== undefined) out[k] = v;
+/** The tree labels among a namespace's labels (a map: their keys are unique to each namespace). */
+function treeLabelsOf(labels: Readonly<Record<string, string>> | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  if (labels) for (const k of Object.keys(labels)) if (treeLabelNamespace(k) !== undefined) out.set(k, labels[k]!);
   return out;
 }
 

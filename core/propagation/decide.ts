@@ -228,18 +228,49 @@ export function desiredCopies(ctx: PropagationContext, ns: string): Map<string, 
     for (const src of ctx.sources.in(anc)) {
       if (out.has(src.name)) continue; // a higher ancestor already provides this name
       if (!shouldPropagate(src.object, labels, ctx.type, ctx.options).propagate) continue;
-      let copy: PropagatableObject | undefined;
-      const from = src.object;
-      out.set(src.name, {
-        source: anc,
-        from,
-        get object() {
-          return (copy ??= desiredCopy(from, anc, ns, ctx.options?.copy ?? DEFAULT_COPY_POLICY));
-        },
-      });
+      out.set(src.name, new LazyDesiredCopy(anc, src.object, ns, ctx.options?.copy ?? DEFAULT_COPY_POLICY));
     }
   }
   return out;
+}
+
+// The two classes below make their object when it is first read. Classes rather than object
+// literals with a getter: a literal makes its getter (and a closure) anew for each of the tens of
+// thousands of copies a large move plans, a class shares one.
+
+class LazyDesiredCopy implements DesiredCopy {
+  readonly #namespace: string;
+  readonly #policy: CopyPolicy;
+  #made: PropagatableObject | undefined;
+  constructor(
+    readonly source: string,
+    readonly from: PropagatableObject,
+    namespace: string,
+    policy: CopyPolicy,
+  ) {
+    this.#namespace = namespace;
+    this.#policy = policy;
+  }
+  get object(): PropagatableObject {
+    return (this.#made ??= desiredCopy(this.from, this.source, this.#namespace, this.#policy));
+  }
+}
+
+class PlannedCreate implements CopyCreate {
+  readonly source: string;
+  readonly from: PropagatableObject;
+  readonly #want: DesiredCopy;
+  constructor(
+    readonly name: string,
+    want: DesiredCopy,
+  ) {
+    this.source = want.source;
+    this.from = want.from;
+    this.#want = want;
+  }
+  get object(): PropagatableObject {
+    return this.#want.object;
+  }
 }
 
 export interface CopyCreate {
@@ -343,15 +374,7 @@ export function planNamespace(ctx: PropagationContext, ns: string, existing: Ite
     }
   }
   for (const [name, want] of desired) {
-    if (!present.has(name))
-      plan.create.push({
-        name,
-        source: want.source,
-        from: want.from,
-        get object() {
-          return want.object;
-        },
-      });
+    if (!present.has(name)) plan.create.push(new PlannedCreate(name, want));
   }
   const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   plan.create.sort(byName);
