@@ -7,7 +7,8 @@
 // previewChange (core/preview) run on them. Prints the median time of the parse and of the
 // computation. With --in-sync, only the sources are parsed and the copies are made from them
 // (StartedPreview.inSync), as the plugin does when the counts say the cluster is in sync, and the
-// CPU time of each part is printed, the text the plugin would print included. See docs/benchmarks.md.
+// CPU time of each part is printed, the text the plugin would print included (and counted in the
+// computation's time). See docs/benchmarks.md.
 import { checkedPreviewCounts, previewForest } from './preview-forest.js';
 import { parseArgs } from 'node:util';
 import { API_VERSION, Label, treeLabel } from '../core/api/constants.js';
