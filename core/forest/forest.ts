@@ -10,11 +10,12 @@
 // * A namespace named as a parent but not existing is *missing*. It stays a node only while some
 //   child still points at it, so the child can report ParentMissing and heal when it reappears.
 //   Only existing namespaces have a parent, so a missing namespace is always at the top of a chain.
-// * Each namespace has at most one parent, held as an edge parent -> child in two maps (parent by
-//   child, children by parent). Nothing refuses a cycle: HNC must be able to hold a cycle that
-//   entered while the webhooks were bypassed, and report it.
+// * Each namespace has at most one parent, held as a plain graphlib edge parent -> child.
+//   graphlib's compound `setParent` is not used: it throws on cycles, and HNC must be able to hold
+//   a cycle that entered while the webhooks were bypassed, and report it.
 // * Walks up are O(depth) and walks down O(subtree); no operation that changes the forest scans it.
 
+import { Graph } from '@dagrejs/graphlib';
 import { treeLabel } from '../api/constants.js';
 
 /** What the forest knows about one namespace; the hierarchy model keeps the rest of its facts. */
@@ -72,15 +73,16 @@ interface Chain {
   readonly loopAt: number | undefined;
 }
 
-const NO_CHILDREN: ReadonlySet<string> = new Set();
+// graphlib keys its nodes in plain objects: a bare "constructor" (a legal namespace name) would
+// hit Object.prototype, and numeric names would be reordered. A prefix makes every key inert.
+const KEY_PREFIX = 'ns:';
+const key = (ns: string): string => KEY_PREFIX + ns;
+const unkey = (k: string): string => k.slice(KEY_PREFIX.length);
 
 export class Forest {
-  /** Every namespace the forest knows, existing or missing (Maps: any name is an inert key). */
-  private readonly nodes = new Map<string, MutableNode>();
-  /** Each namespace's parent: the one edge into it. */
+  private readonly graph = new Graph<undefined, MutableNode, undefined>({ directed: true });
+  /** Each namespace's parent, as the graph's one edge into it holds it: walks up read it without a graph query. */
   private readonly parents = new Map<string, string>();
-  /** Each namespace's children: the edges out of it (a namespace without children has no entry). */
-  private readonly childSets = new Map<string, Set<string>>();
   private existing = 0;
   private tracer: Set<string> | undefined;
   private edges = 0;
@@ -119,7 +121,7 @@ export class Forest {
 
   /** True if the forest knows `ns` at all: existing, or missing but still named as a parent. */
   has(ns: string): boolean {
-    return this.nodes.has(ns);
+    return this.graph.hasNode(key(ns));
   }
 
   /** True if `ns` has been seen to exist (and not removed since). */
@@ -134,7 +136,8 @@ export class Forest {
 
   /** The node of `ns`, existing or missing. */
   node(ns: string): NamespaceNode | undefined {
-    return this.nodes.get(ns);
+    const k = key(ns);
+    return this.graph.hasNode(k) ? this.graph.node(k) : undefined;
   }
 
   /** Existing namespaces, sorted. O(N): for listings, not for hot paths. */
@@ -162,7 +165,7 @@ export class Forest {
   ensure(ns: string): boolean {
     const n = this.mutableNode(ns);
     if (n === undefined) {
-      this.nodes.set(ns, { name: ns, exists: true });
+      this.graph.setNode(key(ns), { name: ns, exists: true });
     } else if (!n.exists) {
       n.exists = true; // a missing parent came back: its children heal without being touched
     } else {
@@ -183,10 +186,9 @@ export class Forest {
     }
     const formerCycle = this.cycleOf(ns);
     const oldParent = this.parentOf(ns);
-    if (oldParent !== undefined) {
-      this.removeEdge(oldParent, ns);
-      this.edges++;
-    }
+    if (oldParent !== undefined) this.graph.removeEdge(key(oldParent), key(ns));
+    if (oldParent !== undefined) this.edges++;
+    this.parents.delete(ns);
     n.exists = false;
     this.existing--;
     const orphans = this.children(ns);
@@ -214,14 +216,13 @@ export class Forest {
     const formerCycle = this.cycleOf(ns);
     this.edges++;
     if (oldParent !== undefined) {
-      this.removeEdge(oldParent, ns);
+      this.graph.removeEdge(key(oldParent), key(ns));
+      this.parents.delete(ns);
       this.dropIfUnused(oldParent);
     }
     if (newParent !== undefined) {
-      if (!this.has(newParent)) this.nodes.set(newParent, { name: newParent, exists: false });
-      let siblings = this.childSets.get(newParent);
-      if (!siblings) this.childSets.set(newParent, (siblings = new Set()));
-      siblings.add(ns);
+      if (!this.has(newParent)) this.graph.setNode(key(newParent), { name: newParent, exists: false });
+      this.graph.setEdge(key(newParent), key(ns));
       this.parents.set(ns, newParent);
     }
     const cycle = newParent === undefined ? undefined : this.cycleOf(ns);
@@ -280,10 +281,6 @@ export class Forest {
    * and never `ns` itself even when it is in a cycle. O(subtree).
    */
   descendants(ns: string): string[] {
-    if (!this.childSets.has(ns)) {
-      this.visit(ns);
-      return [];
-    }
     const seen = new Set<string>([ns]);
     const queue = [ns];
     for (let i = 0; i < queue.length; i++) {
@@ -390,18 +387,12 @@ export class Forest {
   }
 
   private mutableNode(ns: string): MutableNode | undefined {
-    return this.nodes.get(ns);
+    const k = key(ns);
+    return this.graph.hasNode(k) ? this.graph.node(k) : undefined;
   }
 
   private allNodes(): MutableNode[] {
-    return [...this.nodes.values()];
-  }
-
-  private removeEdge(parent: string, child: string): void {
-    this.parents.delete(child);
-    const siblings = this.childSets.get(parent);
-    siblings?.delete(child);
-    if (siblings?.size === 0) this.childSets.delete(parent);
+    return this.graph.nodes().map((k) => this.graph.node(k));
   }
 
   private parentOf(ns: string): string | undefined {
@@ -411,20 +402,17 @@ export class Forest {
 
   private childrenOf(ns: string): string[] {
     this.visit(ns);
-    return [...(this.childSets.get(ns) ?? NO_CHILDREN)];
+    return (this.graph.successors(key(ns)) ?? []).map(unkey);
   }
 
   /** Walks up from `ns`, each name once; O(depth). */
   private chain(ns: string): Chain {
     const names = [ns];
-    // Chains are short: a scan of the names walked finds a repeat without a map, up to a depth
-    // past which a map keeps the walk O(depth).
-    let index: Map<string, number> | undefined;
+    const index = new Map([[ns, 0]]);
     for (let p = this.parentOf(ns); p !== undefined; p = this.parentOf(p)) {
-      if (index === undefined && names.length > 32) index = new Map(names.map((n, i) => [n, i]));
-      const seenAt = index ? index.get(p) : names.indexOf(p);
-      if (seenAt !== undefined && seenAt >= 0) return { names, loopAt: seenAt };
-      index?.set(p, names.length);
+      const seenAt = index.get(p);
+      if (seenAt !== undefined) return { names, loopAt: seenAt };
+      index.set(p, names.length);
       names.push(p);
     }
     return { names, loopAt: undefined };
@@ -433,8 +421,8 @@ export class Forest {
   /** Forgets a missing namespace once no child names it any more. */
   private dropIfUnused(ns: string): void {
     const n = this.mutableNode(ns);
-    if (n !== undefined && !n.exists && !this.childSets.has(ns)) {
-      this.nodes.delete(ns);
+    if (n !== undefined && !n.exists && (this.graph.successors(key(ns))?.length ?? 0) === 0) {
+      this.graph.removeNode(key(ns));
       this.parents.delete(ns);
     }
   }
