@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manager } from '../../controller/manager.js';
 import { Plural } from '../../core/api/constants.js';
 import { hncCollectionPath } from '../../core/api/paths.js';
-import { TestCluster, eventuallyEqual } from '../support/cluster.js';
+import { TestCluster, eventually, eventuallyEqual } from '../support/cluster.js';
 import { startManager } from '../support/manager.js';
 import { conditions, editHierarchy, getHierarchy, namespaceLabels, setParent, treeDepths } from '../support/hnc.js';
 
@@ -181,6 +181,19 @@ describe('the hierarchy', () => {
     const b = await cluster.namespace('steady-child');
     await setParent(cluster.admin, b, a);
     await eventuallyEqual(() => treeDepths(cluster.admin, b), { [b]: 0, [a]: 1 }, 'the steady state');
+    // Earlier tests delete namespaces without waiting: one whose deletion ends while the manager
+    // is stopped leaves work for the restarted one (its children become orphans), which is not
+    // "everything in place". So: no namespace left being deleted, and the manager has seen that.
+    const names = async () => {
+      const list = await cluster.admin.get<{ items: { metadata: { name: string; deletionTimestamp?: string } }[] }>('/api/v1/namespaces');
+      return list.items.map((n) => (n.metadata.deletionTimestamp === undefined ? n.metadata.name : `${n.metadata.name} (deleting)`)).sort();
+    };
+    await eventually(
+      async () => ((await names()).some((n) => n.endsWith('(deleting)')) ? undefined : true),
+      'no namespace being deleted',
+      180_000,
+    );
+    await eventuallyEqual(async () => manager.cache.namespaces.store.keys().sort(), await names(), "the manager's namespaces");
     await manager.idle();
     await manager.stop();
     // Every object's resourceVersion (a list's own resourceVersion is the cluster's, which moves
