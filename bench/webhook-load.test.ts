@@ -32,8 +32,6 @@ describe('drive, open loop', () => {
     expect(byAt[11]!.late).toBeGreaterThanOrEqual(lateAtLeast - 1);
     expect(byAt[11]!.ms).toBeGreaterThanOrEqual(byAt[11]!.late);
     expect(res.overall.max).toBeGreaterThanOrEqual(lateAtLeast - 1);
-    // From the actual send it took next to nothing: the lateness was the generator's.
-    expect(byAt[11]!.ms - byAt[11]!.late).toBeLessThan(STALL_MS / 2);
     expect(res.sendLateness.max).toBeGreaterThanOrEqual(lateAtLeast - 1);
     expect(res.requests).toBe(40);
     expect(res.bySubjectAccessReview.with.n).toBe(20);
