@@ -32,6 +32,8 @@ describe('kubectl-hns', () => {
     expect(help.stdout).toContain('Global Flags:\n');
     expect(help.stdout).toContain('      --kubeconfig string');
     expect(help.stdout).toContain('  -s, --server string');
+    // kubectl's log level as kubectl's help shows it: a Level, no default printed (0 is its zero value).
+    expect(help.stdout).toMatch(/\n {2}-v, --v Level {3,}number for the log level verbosity \(4 or more: [^\n]*copies\)\n/);
     expect((await cli(['tree', '-h'])).stdout).toBe(help.stdout);
     expect((await cli(['config'])).stdout).toContain(
       'Available Commands:\n  describe       Displays information about the HNC configuration',

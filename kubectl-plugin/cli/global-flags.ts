@@ -98,8 +98,9 @@ export const GLOBAL_FLAGS: readonly FlagSpec[] = [
     name: 'v',
     short: 'v',
     kind: 'string',
+    // kubectl's help names the type Level and shows no default (0 is its zero value).
+    value: 'Level',
     description: `number for the log level verbosity (${PREVIEW_DEBUG_LEVEL} or more: a --dry-run preview says on stderr how it read the copies)`,
-    defaultText: '0',
   },
 ];
 
@@ -134,9 +135,10 @@ export function globalFlags(values: FlagValues): GlobalFlags {
   return out;
 }
 
-/** A log level as kubectl (pflag) reads one: a whole number, in decimal. */
+/** A log level as kubectl reads one (klog's Level: a 32-bit whole number, in decimal). */
 function logLevel(value: string): number {
-  if (!/^[+-]?\d+$/.test(value) || !Number.isSafeInteger(Number(value)))
+  const n = Number(value);
+  if (!/^[+-]?\d+$/.test(value) || n < -(2 ** 31) || n >= 2 ** 31)
     throw new CliError(`Error: invalid argument "${value}" for "-v, --v" flag: a whole number is expected (the log level)`);
-  return Number(value);
+  return n;
 }

@@ -80,6 +80,26 @@ describe('--dry-run', () => {
     }
   });
 
+  it("takes the log levels kubectl takes (klog's Level, 32 bits) and refuses the others", async () => {
+    const level = async (v: string) => {
+      const io = captureIo();
+      let seen: number | undefined;
+      const code = await runCli(['tree', 'team', `--v=${v}`], {
+        io,
+        connect: (flags) => {
+          seen = flags.v;
+          throw new CliError('Error: stop here');
+        },
+      });
+      return code === 1 && io.stderr === 'Error: stop here\n' ? seen : io.stderr;
+    };
+    expect(await level('+7')).toBe(7);
+    expect(await level('-1')).toBe(-1);
+    expect(await level('2147483647')).toBe(2147483647);
+    for (const v of ['2147483648', '99999999999', '-2147483649', '4.0', ''])
+      expect(await level(v)).toBe(`Error: invalid argument "${v}" for "-v, --v" flag: a whole number is expected (the log level)\n`);
+  });
+
   it('refuses a log level that is not a whole number, as kubectl does, before connecting', async () => {
     const io = captureIo();
     let connected = false;
