@@ -1,5 +1,5 @@
-// desiredNamespaceMetadata builds its answer in one pass (plan.ts) and the forest keeps its edges in
-// maps (core/forest/forest.ts): both are checked here against the straightforward computation over
+// desiredNamespaceMetadata builds its answer in one pass (plan.ts): it, and the forest's walks it
+// reads (core/forest/forest.ts), are checked here against the straightforward computation over
 // many generated forests (seeded, so a failure is reproducible), with cycles, missing parents,
 // long chains, external namespaces, subnamespaces, halts, unmanaged namespaces and managed metadata.
 import { describe, expect, it } from 'vitest';
@@ -83,7 +83,7 @@ function currentAnnotations(r: Rand, parents: readonly string[]): Record<string,
 function generated(seed: number): { h: Hierarchy; names: string[]; r: Rand } {
   const r = random(seed);
   const long = r.chance(0.15);
-  // Now and then a chain longer than the forest's short walk (a cycle through all of it, or not).
+  // Now and then a chain of 40 or more namespaces (a cycle through all of it, or not).
   const names = long ? Array.from({ length: 40 + r.int(10) }, (_, i) => `n${i}`) : NAMES.filter(() => r.chance(0.7));
   const parents = [...names, 'gone', 'missing-1'];
   const h = new Hierarchy(policy);
@@ -207,6 +207,6 @@ describe('the forest over generated forests', () => {
       }
     }
     expect(wrong.slice(0, 5)).toEqual([]);
-    expect(longs, 'some forests have chains longer than the short walk').toBeGreaterThan(10);
+    expect(longs, 'some forests have long chains').toBeGreaterThan(10);
   });
 });
