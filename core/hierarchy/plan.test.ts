@@ -323,6 +323,16 @@ describe('desiredNamespaceMetadata and metadataPatch (docs/behaviour.md ยง3.1, ย
     expect(metadataPatch({ labels: { a: '' }, annotations: {} }, { labels: { a: '' }, annotations: {} })).toBeUndefined();
   });
 
+  it('removes a key named like a member of every object ("constructor", "toString": legal label keys)', () => {
+    const current: Metadata = { labels: { constructor: 'x', keep: '1' }, annotations: { toString: 'y' } };
+    const desired: Metadata = { labels: { keep: '1' }, annotations: {} };
+    expect(metadataPatch(current, desired)).toEqual({ labels: { constructor: null }, annotations: { toString: null } });
+    // The same through the policy: a managed label nobody provides goes.
+    const h = hierarchy('a -> b', { policy: { managedLabels: ['constructor'] } });
+    const meta = { labels: { constructor: 'stray' }, annotations: {} };
+    expect(metadataPatch(meta, desiredNamespaceMetadata(h, 'b', meta))?.labels).toEqual(expect.objectContaining({ constructor: null }));
+  });
+
   it('patches a namespace into shape once, and then not again', () => {
     const h = hierarchy('a -> b -> c', { policy: { managedLabels: ['team'] } });
     updateHierarchy(h, 'a', { labels: kvs({ team: 't' }) });

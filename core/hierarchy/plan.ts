@@ -76,7 +76,8 @@ export function metadataPatch(current: Metadata, desired: Metadata): MetadataPat
   const diff = (cur: Record<string, string>, want: Record<string, string>) => {
     const out: Record<string, string | null> = {};
     for (const [k, v] of Object.entries(want)) if (cur[k] !== v) out[k] = v;
-    for (const k of Object.keys(cur)) if (!(k in want)) out[k] = null;
+    // Own keys only: `in` would also find "constructor", "toString"... (legal label keys) on every object.
+    for (const k of Object.keys(cur)) if (!Object.hasOwn(want, k)) out[k] = null;
     return Object.keys(out).length ? out : undefined;
   };
   const labels = diff(current.labels, desired.labels);
