@@ -142,9 +142,16 @@ const NEEDS: Need[] = [
   {
     group: 'rbac.authorization.k8s.io',
     resource: 'clusterroles',
-    verbs: ['bind'],
+    verbs: ['bind', 'list', 'watch'],
     clusterScoped: true,
-    why: 'copying a RoleBinding that refers to a ClusterRole (e.g. admin) binds it',
+    why: 'copying a RoleBinding that refers to a ClusterRole (e.g. admin) binds it; the webhooks read their rules (local authorization)',
+  },
+  {
+    group: 'rbac.authorization.k8s.io',
+    resource: 'clusterrolebindings',
+    verbs: ['list', 'watch'],
+    clusterScoped: true,
+    why: 'the webhooks answer authorization checks from RBAC in memory when it allows them (webhooks/rbac-feed.ts)',
   },
   { group: 'networking.k8s.io', resource: 'networkpolicies', verbs: PROPAGATION, why: 'commonly propagated (HNCConfiguration)' },
   {

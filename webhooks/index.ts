@@ -30,6 +30,8 @@ import { AdmissionHandlers, type PropagationView } from './handlers.js';
 import { AdmissionThread } from './admission-thread.js';
 import type { ThreadDelay } from './admission-protocol.js';
 import { apiLookups } from './lookups.js';
+import { RbacFeed } from './rbac-feed.js';
+import { RbacIndex } from './rbac-index.js';
 import type { IndexedType, SourceChange } from './propagation-index.js';
 import { ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
 import type { Decision } from '../core/validation/decision.js';
@@ -85,6 +87,12 @@ export interface WebhookOptions {
   admissionNice?: number;
   /** The propagation options the objects webhook's conflict check reads (the admission thread gets them once). */
   noPropagationLabels?: ReadonlyArray<{ key: string; value: string }>;
+  /**
+   * Answer the webhooks' `authorize` checks from RBAC in memory when RBAC allows them, asking the
+   * API server (SubjectAccessReview) otherwise (--webhook-local-authorization; default true). The
+   * caller feeds Roles and RoleBindings to rbacObservers (the controller's propagators).
+   */
+  localAuthorization?: boolean;
   /** The admission thread died: end the process (default), so that its liveness restarts it. */
   onFatal?: (err: Error) => void;
 }
@@ -120,9 +128,27 @@ export class Webhooks {
   private serving?: ServingCerts;
   /** Unknown until the controller has resolved the configured types: nothing is registered before. */
   private objectRules: ObjectRule[] | undefined;
+  /** The RBAC copy's feed (on the main thread), and with the webhooks there, the copy itself. */
+  private readonly rbacFeed?: RbacFeed;
+  private readonly rbacIndex?: RbacIndex;
   port = 0;
 
-  constructor(private readonly opts: WebhookOptions) {}
+  constructor(private readonly opts: WebhookOptions) {
+    if (opts.localAuthorization !== false) {
+      if (opts.onMainThread) this.rbacIndex = new RbacIndex();
+      const index = this.rbacIndex;
+      this.rbacFeed = new RbacFeed({
+        client: opts.client,
+        logger: opts.logger,
+        send: (changes) => (index ? index.apply(changes) : this.thread?.rbacChanged(changes)),
+      });
+    }
+  }
+
+  /** What the Role and RoleBinding propagators report to (controller ObjectObserver), if local authorization is on. */
+  get rbacObservers() {
+    return this.rbacFeed && { roles: this.rbacFeed.roles, roleBindings: this.rbacFeed.roleBindings };
+  }
 
   private get h() {
     return this.opts.cache.hierarchy;
@@ -183,6 +209,7 @@ export class Webhooks {
         propagation: opts.propagation,
         lookups: apiLookups(
           opts.apiClient === 'node' ? opts.client.withOwnConnections(ADMISSION_SOCKETS) : opts.client.withHttp1Transport(LOOKUP_SOCKETS),
+          this.rbacIndex && { index: this.rbacIndex, counted: (via) => opts.metrics?.webhookAuthorizations.inc({ via }) },
         ),
       });
       routeAdmission(server, handlers);
@@ -200,6 +227,7 @@ export class Webhooks {
         http: opts.http,
         apiClient: opts.apiClient,
         admissionNice: opts.admissionNice,
+        localAuthorization: this.rbacFeed !== undefined,
         cert: this.serving.cert,
         key: this.serving.key,
         relayed: quotaRoutes,
@@ -216,11 +244,14 @@ export class Webhooks {
       this.port = await thread.port;
       this.thread = thread;
     }
+    // The worker exists now (the feed's batches go to it): the cluster-wide RBAC watches start.
+    this.rbacFeed?.start();
     if (opts.verifyReachable && opts.registerConfigurations !== false) {
       try {
         await this.probe(typeof opts.verifyReachable === 'object' ? opts.verifyReachable.timeoutMs : 10_000);
       } catch (err) {
         this.stopper.abort();
+        await this.rbacFeed?.stop();
         await this.server?.stop();
         await this.thread?.stop();
         throw err;
@@ -267,6 +298,7 @@ export class Webhooks {
     const drained = this.opts.drainMs ? (this.thread?.stop(this.opts.drainMs) ?? this.server?.stop(this.opts.drainMs)) : undefined;
     this.stopper.abort();
     this.opts.quotaRouter?.close();
+    await this.rbacFeed?.stop();
     this.certs?.stop();
     await Promise.all(this.watches.map((w) => w.stop()));
     await this.repairing;

@@ -23,6 +23,20 @@ import { CopyReconciler, typeKey, type Obj, type ResolvedType } from './copies.j
 
 export { typeKey, type ResolvedType } from './copies.js';
 
+/**
+ * Reads every object of a type as it arrives, before the cache keeps it slim (a copy's content as
+ * text): the webhooks' copy of RBAC (webhooks/rbac-feed.ts) takes the rules and subjects of Roles
+ * and RoleBindings from here, so nothing else decodes their watch events again.
+ */
+export interface ObjectObserver<S = unknown> {
+  /** What the observer keeps of an object, computed once per object read. */
+  summarize(obj: PropagatableObject): S;
+  /** An object appeared or changed (its summary), or went (undefined). */
+  changed(namespace: string, name: string, summary: S | undefined): void;
+  /** Every object of the type has been listed (true), or the type is no longer watched (false: forget them all). */
+  synced(synced: boolean): void;
+}
+
 export class TypePropagator {
   private readonly reflector: Reflector<Obj>;
   /** What the cached copies of this type share (their sources' content, names, labels). */
@@ -35,6 +49,8 @@ export class TypePropagator {
   private readonly copies: CopyReconciler;
   /** When a source change first asked for a namespace to be re-planned (propagation latency). */
   private readonly pendingSince = new Map<string, number>();
+  /** The observer's summary of each object read, until its event is handled. */
+  private readonly summaries = new WeakMap<Obj, unknown>();
 
   constructor(
     readonly type: ResolvedType,
@@ -51,8 +67,10 @@ export class TypePropagator {
       onCounts?: () => void;
       /** A source of this type appeared (present) or went: the admission worker's conflict checks (webhooks/admission-thread.ts). */
       onSource?: (namespace: string, name: string, present: boolean) => void;
+      observer?: ObjectObserver;
     },
   ) {
+    const observer = deps.observer;
     this.mode = type.mode;
     this.reflector = new Reflector<Obj>({
       client: deps.client,
@@ -61,7 +79,9 @@ export class TypePropagator {
       // Copies are cached slim (their content as canonical text): they are most of the cache.
       transform: (o) => {
         delete (o.metadata as { managedFields?: unknown }).managedFields;
-        return slimCopy(o, this.interned) as Obj;
+        const slim = slimCopy(o, this.interned) as Obj;
+        if (observer) this.summaries.set(slim, observer.summarize(o));
+        return slim;
       },
       logger: deps.log,
     });
@@ -96,6 +116,7 @@ export class TypePropagator {
   async start(): Promise<void> {
     this.reflector.start();
     await this.reflector.synced;
+    this.deps.observer?.synced(true);
     this.queue.run((ns, rid) => this.reconcile(ns, rid), this.deps.workers);
     this.running = true;
     this.warnAboutSources();
@@ -108,6 +129,7 @@ export class TypePropagator {
   }
 
   async stop(): Promise<void> {
+    this.deps.observer?.synced(false);
     await this.queue.shutdown();
     await this.reflector.stop();
   }
@@ -169,6 +191,12 @@ export class TypePropagator {
   private onObject(event: string, obj: Obj, old?: Obj): void {
     const ns = obj.metadata.namespace;
     const name = obj.metadata.name;
+    const observer = this.deps.observer;
+    if (observer) {
+      const summary = this.summaries.get(obj);
+      this.summaries.delete(obj);
+      observer.changed(ns, name, event === 'DELETED' ? undefined : (summary ?? observer.summarize(obj)));
+    }
     const before = this.sources.get(ns, name)?.object;
     if (event === 'DELETED' || isCopy(obj)) this.sources.delete(ns, name);
     else this.sources.set({ namespace: ns, name, object: obj });

@@ -31,8 +31,9 @@ export async function startManager(name: string, policy: PolicyOptions = {}): Pr
 export async function startHncWithWebhooks(
   name: string,
   policy: PolicyOptions = {},
-  extra: Pick<HncOptions, 'hrq' | 'leaderElection'> = {},
+  extra: Pick<HncOptions, 'hrq' | 'leaderElection'> & { webhooks?: { onMainThread?: boolean; localAuthorization?: boolean } } = {},
 ): Promise<Hnc> {
+  const { webhooks, ...rest } = extra;
   const stateDir = inject('stateDir');
   const identity = await mintUser(stateDir, MANAGER_USER, MANAGER_GROUPS);
   const client = await KubeClient.fromKubeconfig(identity.kubeconfigPath);
@@ -43,8 +44,8 @@ export async function startHncWithWebhooks(
     namespace: MANAGER_SERVICE_ACCOUNT.namespace,
     logger,
     workers: 4,
-    webhooks: { port: 0, host: '127.0.0.1', endpoint: (port) => ({ url: `https://127.0.0.1:${port}` }) },
-    ...extra,
+    webhooks: { port: 0, host: '127.0.0.1', endpoint: (port) => ({ url: `https://127.0.0.1:${port}` }), ...webhooks },
+    ...rest,
   });
   return hnc;
 }

@@ -1,0 +1,130 @@
+// The main thread's side of the webhooks' RBAC copy (webhooks/rbac-index.ts): Roles and
+// RoleBindings come from the controller's propagators, which watch them anyway (an ObjectObserver
+// reads each object once as it arrives, before it is cached slim); ClusterRoles and
+// ClusterRoleBindings, which nothing else watches, from two watches here, cached compact. Changes
+// go out in one batch per turn of the event loop.
+//
+// Why here and not a watch of RBAC in the admission worker: a propagation of Roles or RoleBindings
+// is a watch event per copy, and the worker would decode every one of them (a thousand copies: a
+// thousand objects parsed on the thread whose tail this is about) and hold a second cache. From
+// here the worker gets only what changes its answers: a Role whose rules could not allow a check
+// the validators make (AUTHORIZE_CHECKS) is never sent at all; a RoleBinding is sent as its role
+// and subject keys (docs/webhooks.md, "Local authorization").
+import {
+  compactBinding,
+  compactRules,
+  couldAllowAny,
+  type BindingObject,
+  type RbacBinding,
+  type RbacRule,
+  type RoleObject,
+} from '../core/access/rbac.js';
+import type { PropagatableObject } from '../core/propagation/copy.js';
+import { AUTHORIZE_CHECKS } from '../core/validation/hierarchy-configuration.js';
+import type { KubeClient } from '../kube/client.js';
+import type { Logger } from '../kube/log.js';
+import { Reflector } from '../kube/watch/reflector.js';
+import type { KubeObject } from '../kube/watch/store.js';
+import type { RbacChange } from './rbac-index.js';
+
+/** What the controller's propagators call for each object of a type (controller/objects/propagator.ts ObjectObserver). */
+export interface RbacObserver<S> {
+  summarize(obj: PropagatableObject): S;
+  changed(namespace: string, name: string, summary: S | undefined): void;
+  synced(synced: boolean): void;
+}
+
+const keep = couldAllowAny(AUTHORIZE_CHECKS);
+
+const rulesOf = (obj: unknown): RbacRule[] => compactRules(obj as RoleObject, keep);
+const bindingOf = (obj: unknown, namespace: string): RbacBinding | undefined => compactBinding(obj as BindingObject, namespace);
+
+type Compact = KubeObject & { rules?: RbacRule[]; binding?: RbacBinding };
+
+export class RbacFeed {
+  private pending: RbacChange[] = [];
+  /** Roles and ClusterRoles whose rules were sent: one that no longer grants anything is sent again (as nothing). */
+  private readonly sentRoles = new Set<string>();
+  private reflectors: Array<Reflector<Compact>> = [];
+
+  constructor(
+    private readonly opts: {
+      client: KubeClient;
+      logger: Logger;
+      /** Gets each batch of changes (the admission worker's message, or the main thread's own index). */
+      send: (changes: RbacChange[]) => void;
+    },
+  ) {}
+
+  /** For the Role propagator. */
+  readonly roles: RbacObserver<RbacRule[]> = {
+    summarize: (obj) => rulesOf(obj),
+    changed: (ns, name, rules) => this.role('Role', ns, name, rules),
+    synced: (synced) => {
+      if (!synced) for (const key of this.sentRoles) if (key.startsWith('Role/')) this.sentRoles.delete(key);
+      this.push({ k: 'Role', synced });
+    },
+  };
+
+  /** For the RoleBinding propagator. */
+  readonly roleBindings: RbacObserver<RbacBinding | undefined> = {
+    summarize: (obj) => bindingOf(obj, obj.metadata?.namespace ?? ''),
+    changed: (ns, name, binding) => this.push(binding ? { k: 'RoleBinding', ns, name, binding } : { k: 'RoleBinding', ns, name }),
+    synced: (synced) => this.push({ k: 'RoleBinding', synced }),
+  };
+
+  /** Starts the watches of ClusterRoles and ClusterRoleBindings. */
+  start(): void {
+    const { client, logger } = this.opts;
+    const watch = (path: string, kind: 'ClusterRole' | 'ClusterRoleBinding', transform: (o: Compact) => Compact) => {
+      const r = new Reflector<Compact>({ client, path, name: kind, logger, transform });
+      r.addHandler((event, obj) => {
+        const name = obj.metadata?.name ?? '';
+        const gone = event === 'DELETED';
+        if (kind === 'ClusterRole') this.role(kind, '', name, gone ? undefined : obj.rules);
+        else this.push(!gone && obj.binding ? { k: kind, ns: '', name, binding: obj.binding } : { k: kind, ns: '', name });
+      });
+      r.start();
+      r.synced.then(
+        () => this.push({ k: kind, synced: true }),
+        () => undefined,
+      );
+      return r;
+    };
+    // Cached compact: the store keeps each object's name, version and what authorization reads.
+    const meta = (o: Compact) => ({ name: o.metadata?.name, resourceVersion: o.metadata?.resourceVersion });
+    this.reflectors = [
+      watch('/apis/rbac.authorization.k8s.io/v1/clusterroles', 'ClusterRole', (o) => ({ metadata: meta(o), rules: rulesOf(o) }) as Compact),
+      watch(
+        '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+        'ClusterRoleBinding',
+        (o) => ({ metadata: meta(o), binding: bindingOf(o, '') }) as Compact,
+      ),
+    ];
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.reflectors.map((r) => r.stop()));
+  }
+
+  private role(k: 'Role' | 'ClusterRole', ns: string, name: string, rules: RbacRule[] | undefined): void {
+    const key = `${k}/${ns}/${name}`;
+    if (rules && rules.length) {
+      this.sentRoles.add(key);
+      this.push({ k, ns, name, rules });
+    } else if (this.sentRoles.delete(key)) this.push({ k, ns, name });
+  }
+
+  private push(c: RbacChange): void {
+    if (this.pending.length === 0) setImmediate(() => this.flush());
+    this.pending.push(c);
+  }
+
+  /** Sends what is pending now (also on stop). */
+  flush(): void {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    this.opts.send(batch);
+  }
+}

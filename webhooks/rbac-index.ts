@@ -1,0 +1,173 @@
+// The webhooks' copy of RBAC, for answering their `authorize` checks from memory when RBAC grants
+// them (docs/webhooks.md, "Local authorization"): a parent change's SubjectAccessReview waits on the
+// API server, which a propagation keeps busy, and was most of the webhooks' tail under load
+// (docs/benchmarks.md). Only an allow is taken from here; anything else (nothing granted here, the
+// copy not synced yet) is a SubjectAccessReview as before, so every denial is still the API
+// server's, and an authorizer other than RBAC can still allow.
+//
+// It is kept in compact form only, from changes the main thread sends (webhooks/rbac-feed.ts): per
+// binding its role and subject keys, per role only the rules that could allow one of the checks
+// the validators make (AUTHORIZE_CHECKS). Strings and subject lists are shared: the copies of one
+// RoleBinding in a thousand namespaces hold one list.
+import { rbacAllows, type RbacBinding, type RbacCheck, type RbacRule, type RbacSource, type RbacUser } from '../core/access/rbac.js';
+
+export type RbacKind = 'Role' | 'RoleBinding' | 'ClusterRole' | 'ClusterRoleBinding';
+
+/**
+ * One change to the copy (plain data: sent to the admission worker by structured clone):
+ * - a Role or ClusterRole's relevant rules (absent or empty: it grants nothing the webhooks ask);
+ * - a binding (absent: deleted, or it grants nothing); namespace '' for cluster-wide kinds;
+ * - `synced`: the kind's objects are all known (true) or no longer (false: all of them forgotten).
+ */
+export type RbacChange =
+  | { k: 'Role' | 'ClusterRole'; ns: string; name: string; rules?: RbacRule[] }
+  | { k: 'RoleBinding' | 'ClusterRoleBinding'; ns: string; name: string; binding?: RbacBinding }
+  | { k: RbacKind; synced: boolean };
+
+const KINDS: readonly RbacKind[] = ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
+
+/** How an `authorize` check was answered: from the RBAC copy, or by a SubjectAccessReview. */
+export type AuthorizationPath = 'rbac' | 'subjectaccessreview';
+
+export class RbacIndex implements RbacSource {
+  private readonly roles = new Map<string, Map<string, readonly RbacRule[]>>();
+  private readonly clusterRoles = new Map<string, readonly RbacRule[]>();
+  private readonly roleBindings = new Map<string, Map<string, RbacBinding>>();
+  private readonly clusterRoleBindings = new Map<string, RbacBinding>();
+  private readonly syncedKinds = new Set<RbacKind>();
+  /** Shared strings and subject lists (bounded: cleared when full; what is shared stays shared). */
+  private pool = new Map<string, unknown>();
+
+  /** True once every kind has been listed: before, nothing is answered from here. */
+  get synced(): boolean {
+    return this.syncedKinds.size === KINDS.length;
+  }
+
+  apply(changes: readonly RbacChange[]): void {
+    for (const c of changes) {
+      if ('synced' in c) {
+        if (c.synced) this.syncedKinds.add(c.k);
+        else {
+          this.syncedKinds.delete(c.k);
+          this.forget(c.k);
+        }
+        continue;
+      }
+      const ns = this.str(c.ns);
+      const name = this.str(c.name);
+      switch (c.k) {
+        case 'Role':
+          setIn(this.roles, ns, name, c.rules && c.rules.length ? c.rules.map((r) => this.rule(r)) : undefined);
+          break;
+        case 'ClusterRole':
+          if (c.rules && c.rules.length)
+            this.clusterRoles.set(
+              name,
+              c.rules.map((r) => this.rule(r)),
+            );
+          else this.clusterRoles.delete(name);
+          break;
+        case 'RoleBinding':
+          setIn(this.roleBindings, ns, name, c.binding ? this.binding(c.binding) : undefined);
+          break;
+        case 'ClusterRoleBinding':
+          if (c.binding) this.clusterRoleBindings.set(name, this.binding(c.binding));
+          else this.clusterRoleBindings.delete(name);
+          break;
+      }
+    }
+  }
+
+  /** True if RBAC, as copied here, allows the request; undefined if it cannot say (not synced, or nothing here grants it). */
+  allows(user: RbacUser, check: RbacCheck): true | undefined {
+    return this.synced && rbacAllows(this, user, check) ? true : undefined;
+  }
+
+  /** Objects held, by kind (for tests and the benchmark's memory accounting). */
+  sizes(): Record<RbacKind, number> {
+    let roles = 0;
+    let bindings = 0;
+    for (const m of this.roles.values()) roles += m.size;
+    for (const m of this.roleBindings.values()) bindings += m.size;
+    return { Role: roles, RoleBinding: bindings, ClusterRole: this.clusterRoles.size, ClusterRoleBinding: this.clusterRoleBindings.size };
+  }
+
+  clusterBindings(): Iterable<RbacBinding> {
+    return this.clusterRoleBindings.values();
+  }
+
+  bindings(namespace: string): Iterable<RbacBinding> {
+    return this.roleBindings.get(namespace)?.values() ?? [];
+  }
+
+  clusterRoleRules(name: string): readonly RbacRule[] | undefined {
+    return this.clusterRoles.get(name);
+  }
+
+  roleRules(namespace: string, name: string): readonly RbacRule[] | undefined {
+    return this.roles.get(namespace)?.get(name);
+  }
+
+  private forget(kind: RbacKind): void {
+    if (kind === 'Role') this.roles.clear();
+    else if (kind === 'RoleBinding') this.roleBindings.clear();
+    else if (kind === 'ClusterRole') this.clusterRoles.clear();
+    else this.clusterRoleBindings.clear();
+  }
+
+  private shared<T>(key: string, make: () => T): T {
+    const have = this.pool.get(key);
+    if (have !== undefined) return have as T;
+    if (this.pool.size >= 50_000) this.pool = new Map();
+    const v = make();
+    this.pool.set(key, v);
+    return v;
+  }
+
+  private str(s: string): string {
+    return this.shared(`s${s}`, () => s);
+  }
+
+  private list(l: readonly string[]): readonly string[] {
+    return this.shared(`l${l.join('\0')}`, () => Object.freeze(l.map((s) => this.str(s))));
+  }
+
+  private rule(r: RbacRule): RbacRule {
+    return {
+      verbs: this.list(r.verbs),
+      apiGroups: this.list(r.apiGroups),
+      resources: this.list(r.resources),
+      ...(r.resourceNames?.length ? { resourceNames: this.list(r.resourceNames) } : {}),
+    };
+  }
+
+  private binding(b: RbacBinding): RbacBinding {
+    return this.shared(`b${b.roleKind}\0${b.roleName}\0${b.subjects.join('\0')}`, () => ({
+      roleKind: b.roleKind,
+      roleName: this.str(b.roleName),
+      subjects: this.list(b.subjects),
+    }));
+  }
+}
+
+function setIn<V>(outer: Map<string, Map<string, V>>, ns: string, name: string, v: V | undefined): void {
+  let inner = outer.get(ns);
+  if (v === undefined) {
+    inner?.delete(name);
+    if (inner?.size === 0) outer.delete(ns);
+    return;
+  }
+  if (!inner) outer.set(ns, (inner = new Map()));
+  inner.set(name, v);
+}
+
+/** A SubjectAccessReview's resourceAttributes as a check of the RBAC copy. */
+export function rbacCheck(a: { verb: string; group: string; resource: string; namespace?: string; name?: string }): RbacCheck {
+  return {
+    verb: a.verb,
+    group: a.group,
+    resource: a.resource,
+    ...(a.namespace ? { namespace: a.namespace } : {}),
+    ...(a.name ? { name: a.name } : {}),
+  };
+}
