@@ -30,12 +30,13 @@ const KINDS: readonly RbacKind[] = ['Role', 'RoleBinding', 'ClusterRole', 'Clust
 export type AuthorizationPath = 'rbac' | 'subjectaccessreview';
 
 export class RbacIndex implements RbacSource {
-  private readonly roles = new Map<string, Map<string, readonly RbacRule[]>>();
+  private readonly roles = new Map<string, Named<readonly RbacRule[]>>();
   private readonly clusterRoles = new Map<string, readonly RbacRule[]>();
-  private readonly roleBindings = new Map<string, Map<string, RbacBinding>>();
+  private readonly roleBindings = new Map<string, Named<RbacBinding>>();
   private readonly clusterRoleBindings = new Map<string, RbacBinding>();
   private readonly syncedKinds = new Set<RbacKind>();
-  /** Shared strings and subject lists (bounded: cleared when full; what is shared stays shared). */
+  /** Shared strings, and shared subject lists and rules (bounded: cleared when full; what is shared stays shared). */
+  private strings = new Map<string, string>();
   private pool = new Map<string, unknown>();
 
   /** True once every kind has been listed: before, nothing is answered from here. */
@@ -87,8 +88,8 @@ export class RbacIndex implements RbacSource {
   sizes(): Record<RbacKind, number> {
     let roles = 0;
     let bindings = 0;
-    for (const m of this.roles.values()) roles += m.size;
-    for (const m of this.roleBindings.values()) bindings += m.size;
+    for (const m of this.roles.values()) roles += m.names.length;
+    for (const m of this.roleBindings.values()) bindings += m.names.length;
     return { Role: roles, RoleBinding: bindings, ClusterRole: this.clusterRoles.size, ClusterRoleBinding: this.clusterRoleBindings.size };
   }
 
@@ -97,7 +98,7 @@ export class RbacIndex implements RbacSource {
   }
 
   bindings(namespace: string): Iterable<RbacBinding> {
-    return this.roleBindings.get(namespace)?.values() ?? [];
+    return this.roleBindings.get(namespace)?.values ?? [];
   }
 
   clusterRoleRules(name: string): readonly RbacRule[] | undefined {
@@ -105,7 +106,8 @@ export class RbacIndex implements RbacSource {
   }
 
   roleRules(namespace: string, name: string): readonly RbacRule[] | undefined {
-    return this.roles.get(namespace)?.get(name);
+    const named = this.roles.get(namespace);
+    return named?.values[named.names.indexOf(name)];
   }
 
   private forget(kind: RbacKind): void {
@@ -125,7 +127,11 @@ export class RbacIndex implements RbacSource {
   }
 
   private str(s: string): string {
-    return this.shared(`s${s}`, () => s);
+    const have = this.strings.get(s);
+    if (have !== undefined) return have;
+    if (this.strings.size >= 50_000) this.strings = new Map();
+    this.strings.set(s, s);
+    return s;
   }
 
   private list(l: readonly string[]): readonly string[] {
@@ -150,15 +156,25 @@ export class RbacIndex implements RbacSource {
   }
 }
 
-function setIn<V>(outer: Map<string, Map<string, V>>, ns: string, name: string, v: V | undefined): void {
-  let inner = outer.get(ns);
+/** One namespace's objects of a kind: a handful at most, so two arrays rather than a Map (a thousand namespaces, a thousand Maps). */
+interface Named<V> {
+  names: string[];
+  values: V[];
+}
+
+function setIn<V>(outer: Map<string, Named<V>>, ns: string, name: string, v: V | undefined): void {
+  const inner = outer.get(ns);
+  const at = inner ? inner.names.indexOf(name) : -1;
   if (v === undefined) {
-    inner?.delete(name);
-    if (inner?.size === 0) outer.delete(ns);
-    return;
-  }
-  if (!inner) outer.set(ns, (inner = new Map()));
-  inner.set(name, v);
+    if (!inner || at < 0) return;
+    inner.names.splice(at, 1);
+    inner.values.splice(at, 1);
+    if (inner.names.length === 0) outer.delete(ns);
+  } else if (!inner) outer.set(ns, { names: [name], values: [v] });
+  else if (at < 0) {
+    inner.names.push(name);
+    inner.values.push(v);
+  } else inner.values[at] = v;
 }
 
 /** A SubjectAccessReview's resourceAttributes as a check of the RBAC copy. */
