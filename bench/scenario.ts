@@ -7,7 +7,7 @@ import net from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { LocalControlPlane } from '../local-cluster/index.js';
-import { KubeClient } from '../kube/client.js';
+import { isAlreadyExists, KubeClient } from '../kube/client.js';
 import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
 import { HncProcess, LoadGenerator, type Controller } from './hnc-process.js';
 import { GoHncProcess } from './hnc-go.js';
@@ -50,7 +50,7 @@ import {
   type TopologyName,
 } from './topology.js';
 import { cpuDelta, log, mb, pool, processesNamed, round, sampleCpu, sleep, summarize, type Summary } from './util.js';
-import { apiserverClient, windowOf, type LatencyResult } from './webhook-load.js';
+import { apiserverClient, LOAD_USER, windowOf, type LatencyResult } from './webhook-load.js';
 import { hierarchyConfigurationPath, hncCollectionPath, hncConfigurationPath } from '../core/api/paths.js';
 import type { ThreadDelay } from '../webhooks/admission-protocol.js';
 import { placeInCpuGroup } from './cgroups.js';
@@ -1047,6 +1047,11 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     let withWebhooks: NonNullable<ScenarioResult['propagation']>['withWebhooks'];
     if (opts.webhooksFor(name)) {
       // 7. The webhooks: HNC restarted with them (the last restart is the one with everything in place), then load.
+      // The load's user may change the hierarchy, as a platform team's may: a ClusterRoleBinding to a
+      // ClusterRole that allows it (cluster-scoped: no copies for the tracker to see). Its parent
+      // changes are then allowed, each after the SubjectAccessReview of the root (issue 18, item 3:
+      // which --webhook-local-authorization answers from RBAC in memory).
+      await grantLoadUser(admin);
       await hnc.stop();
       let restart = {
         first: undefined as WriteDelta | undefined,
@@ -1260,4 +1265,26 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
       await admin.delete(`/apis/admissionregistration.k8s.io/v1/${kind}`).catch(() => undefined);
     }
   }
+}
+
+/** A ClusterRole and its ClusterRoleBinding that let the webhook load's user re-parent namespaces. */
+async function grantLoadUser(admin: KubeClient): Promise<void> {
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  const create = (path: string, body: object) =>
+    admin.create(path, body).catch((err: unknown) => {
+      if (!isAlreadyExists(err)) throw err;
+    });
+  await create(`${rbac}/clusterroles`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: 'hnc-bench-hierarchy-editor' },
+    rules: [{ apiGroups: ['hnc.x-k8s.io'], resources: ['hierarchyconfigurations'], verbs: ['get', 'update'] }],
+  });
+  await create(`${rbac}/clusterrolebindings`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'hnc-bench-hierarchy-editor' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'hnc-bench-hierarchy-editor' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: LOAD_USER.username }],
+  });
 }

@@ -197,7 +197,9 @@ export function windowOf(samples: readonly Sample[], load: Load, from: number, t
   return summarizeSamples(inside, load, (to - from) / 1000, max);
 }
 
-const USER = { username: 'bench-user', groups: ['system:authenticated'] };
+/** Who the load's reviews are from (bench/scenario.ts lets it re-parent namespaces under the root). */
+export const LOAD_USER = { username: 'bench-user', groups: ['system:authenticated'] };
+const USER = LOAD_USER;
 const gvk = (group: string, version: string, kind: string) => ({ group, version, kind });
 const gvr = (group: string, version: string, resource: string) => ({ group, version, resource });
 
