@@ -37,6 +37,27 @@ export interface ObjectObserver<S = unknown> {
   synced(synced: boolean): void;
 }
 
+/**
+ * The observer as one propagator feeds it: deaf to that propagator once it has said it stops
+ * (synced(false)). Its watch delivers events until its reflector has stopped; an object added then,
+ * and deleted before the next propagator of the type lists, would stay in the observer's copy
+ * (a stale RoleBinding in the webhooks' RBAC copy, honoured), with no delete ever to come.
+ */
+export function observedByOnePropagator<S>(observer: ObjectObserver<S>): ObjectObserver<S> {
+  let open = true;
+  return {
+    summarize: (obj) => observer.summarize(obj),
+    changed: (namespace, name, summary) => {
+      if (open) observer.changed(namespace, name, summary);
+    },
+    synced: (synced) => {
+      if (!open) return;
+      if (!synced) open = false;
+      observer.synced(synced);
+    },
+  };
+}
+
 export class TypePropagator {
   private readonly reflector: Reflector<Obj>;
   /** What the cached copies of this type share (their sources' content, names, labels). */
@@ -51,6 +72,7 @@ export class TypePropagator {
   private readonly pendingSince = new Map<string, number>();
   /** The observer's summary of each object read, until its event is handled. */
   private readonly summaries = new WeakMap<Obj, unknown>();
+  private readonly observer?: ObjectObserver;
 
   constructor(
     readonly type: ResolvedType,
@@ -70,7 +92,8 @@ export class TypePropagator {
       observer?: ObjectObserver;
     },
   ) {
-    const observer = deps.observer;
+    const observer = deps.observer && observedByOnePropagator(deps.observer);
+    this.observer = observer;
     this.mode = type.mode;
     this.reflector = new Reflector<Obj>({
       client: deps.client,
@@ -116,7 +139,7 @@ export class TypePropagator {
   async start(): Promise<void> {
     this.reflector.start();
     await this.reflector.synced;
-    this.deps.observer?.synced(true);
+    this.observer?.synced(true);
     this.queue.run((ns, rid) => this.reconcile(ns, rid), this.deps.workers);
     this.running = true;
     this.warnAboutSources();
@@ -129,7 +152,7 @@ export class TypePropagator {
   }
 
   async stop(): Promise<void> {
-    this.deps.observer?.synced(false);
+    this.observer?.synced(false);
     await this.queue.shutdown();
     await this.reflector.stop();
   }
@@ -191,7 +214,7 @@ export class TypePropagator {
   private onObject(event: string, obj: Obj, old?: Obj): void {
     const ns = obj.metadata.namespace;
     const name = obj.metadata.name;
-    const observer = this.deps.observer;
+    const observer = this.observer;
     if (observer) {
       const summary = this.summaries.get(obj);
       this.summaries.delete(obj);
