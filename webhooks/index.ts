@@ -294,6 +294,9 @@ export class Webhooks {
   }
 
   async stop(): Promise<void> {
+    // No RBAC change reaches the copy from here on (the admission thread takes no more messages):
+    // the reviews of the drain ask the API server.
+    this.rbacFeed?.close();
     // Behind a Service the server first drains (WebhookServer.stop) while the rest stops.
     const drained = this.opts.drainMs ? (this.thread?.stop(this.opts.drainMs) ?? this.server?.stop(this.opts.drainMs)) : undefined;
     this.stopper.abort();

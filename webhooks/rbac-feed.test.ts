@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { KubeClient } from '../kube/client.js';
 import { createLogger } from '../kube/log.js';
 import { RbacFeed } from './rbac-feed.js';
-import type { RbacChange } from './rbac-index.js';
+import { RbacIndex, type RbacChange } from './rbac-index.js';
 
 function feed() {
   const sent: RbacChange[][] = [];
@@ -59,5 +59,39 @@ describe('RbacFeed', () => {
         { k: 'RoleBinding', synced: true },
       ],
     ]);
+  });
+});
+
+describe('RbacFeed.close', () => {
+  it('unsyncs every kind at once (the webhooks drain on with no more changes coming), and sends nothing after', async () => {
+    const { f, sent } = feed();
+    const index = new RbacIndex();
+    const { roles, roleBindings } = f;
+    roles.changed('a', 'r', roles.summarize(role(hierarchyEditor)));
+    roleBindings.changed('a', 'b', { roleKind: 'Role', roleName: 'r', subjects: ['user:alice'] });
+    for (const k of ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'] as const) sent.push([{ k, synced: true }]);
+    f.flush();
+    for (const batch of sent) index.apply(batch);
+    const alice = { username: 'alice' };
+    const check = { verb: 'update', group: 'hnc.x-k8s.io', resource: 'hierarchyconfigurations', namespace: 'a' };
+    expect(index.allows(alice, check)).toBe(true);
+    sent.length = 0;
+    f.close();
+    // Synchronously: the admission thread is told before it is told to stop.
+    expect(sent).toEqual([
+      [
+        { k: 'Role', synced: false },
+        { k: 'RoleBinding', synced: false },
+        { k: 'ClusterRole', synced: false },
+        { k: 'ClusterRoleBinding', synced: false },
+      ],
+    ]);
+    for (const batch of sent) index.apply(batch);
+    expect(index.allows(alice, check)).toBeUndefined();
+    roles.changed('a', 'r2', roles.summarize(role(hierarchyEditor)));
+    roles.synced(true);
+    await new Promise((r) => setImmediate(r));
+    f.flush();
+    expect(sent).toHaveLength(1);
   });
 });

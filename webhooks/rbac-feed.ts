@@ -46,6 +46,7 @@ export class RbacFeed {
   /** Roles and ClusterRoles whose rules were sent: one that no longer grants anything is sent again (as nothing). */
   private readonly sentRoles = new Set<string>();
   private reflectors: Array<Reflector<Compact>> = [];
+  private closed = false;
 
   constructor(
     private readonly opts: {
@@ -104,7 +105,20 @@ export class RbacFeed {
   }
 
   async stop(): Promise<void> {
+    this.close();
     await Promise.all(this.reflectors.map((r) => r.stop()));
+  }
+
+  /**
+   * Unsyncs the copy now, and sends nothing more: the webhooks stop. They drain (serve on for a
+   * while behind a Service) after the admission thread has stopped taking messages, so changes to
+   * RBAC would no longer reach the copy; until they stop, every check is a SubjectAccessReview.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.pending = (['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'] as const).map((k) => ({ k, synced: false }));
+    this.flush();
+    this.closed = true;
   }
 
   private role(k: 'Role' | 'ClusterRole', ns: string, name: string, rules: RbacRule[] | undefined): void {
@@ -116,6 +130,7 @@ export class RbacFeed {
   }
 
   private push(c: RbacChange): void {
+    if (this.closed) return;
     if (this.pending.length === 0) setImmediate(() => this.flush());
     this.pending.push(c);
   }
