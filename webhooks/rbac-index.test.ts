@@ -60,3 +60,19 @@ describe('RbacIndex', () => {
     expect(index.sizes()).toEqual({ Role: 0, RoleBinding: 3, ClusterRole: 0, ClusterRoleBinding: 0 });
   });
 });
+
+describe('RbacIndex sharing', () => {
+  it('shares only equal lists: a verb with a NUL in it is not two verbs', () => {
+    const index = new RbacIndex();
+    const hcDelete = { verbs: ['update', 'delete'], apiGroups: ['', 'hnc.x-k8s.io'], resources: ['hierarchyconfigurations', 'namespaces'] };
+    index.apply([
+      ...synced(),
+      { k: 'ClusterRole', ns: '', name: 'both', rules: [hcDelete] },
+      { k: 'ClusterRole', ns: '', name: 'odd2', rules: [{ ...hcDelete, verbs: ['update\0delete'] }] },
+      { k: 'ClusterRoleBinding', ns: '', name: 'b', binding: { roleKind: 'ClusterRole', roleName: 'odd2', subjects: ['user:alice'] } },
+    ]);
+    // 'update\0delete' is one verb (as the API server reads it): neither update nor delete.
+    expect(index.allows(alice, { verb: 'delete', group: '', resource: 'namespaces', name: 'x' })).toBeUndefined();
+    expect(index.clusterRoleRules('odd2')?.[0]?.verbs).toEqual(['update\0delete']);
+  });
+});

@@ -135,7 +135,7 @@ export class RbacIndex implements RbacSource {
   }
 
   private list(l: readonly string[]): readonly string[] {
-    return this.shared(`l${l.join('\0')}`, () => Object.freeze(l.map((s) => this.str(s))));
+    return this.shared(`l${JSON.stringify(l)}`, () => Object.freeze(l.map((s) => this.str(s))));
   }
 
   private rule(r: RbacRule): RbacRule {
@@ -148,7 +148,7 @@ export class RbacIndex implements RbacSource {
   }
 
   private binding(b: RbacBinding): RbacBinding {
-    return this.shared(`b${b.roleKind}\0${b.roleName}\0${b.subjects.join('\0')}`, () => ({
+    return this.shared(`b${JSON.stringify([b.roleKind, b.roleName, b.subjects])}`, () => ({
       roleKind: b.roleKind,
       roleName: this.str(b.roleName),
       subjects: this.list(b.subjects),
