@@ -208,4 +208,29 @@ describe('local authorization', () => {
       return (await authorizations(hnc)).rbac > 0 ? true : undefined;
     }, 'an allow from RBAC in memory on the main thread');
   });
+
+  it('asks the API server every time with --webhook-local-authorization=false', async () => {
+    await hnc.stop();
+    hnc = await startHncWithWebhooks('local-authz-off', {}, { webhooks: { localAuthorization: false } });
+    await waitForWebhooks(cluster.kubeconfigPath);
+    // The RoleBinding propagator is running (a new binding at the root reaches x): with the copy
+    // on, it would be fed by now.
+    await bind(root, 'probe-view', 'view', { kind: 'User', name: users.victor });
+    await eventually(
+      async () =>
+        (await cluster.admin.get<{ items: Array<{ metadata: { name: string } }> }>(`${RBAC}/namespaces/${x}/rolebindings`)).items.some(
+          (b) => b.metadata.name === 'probe-view',
+        )
+          ? true
+          : undefined,
+      'the new binding copied to x',
+    );
+    const bob = (await cluster.user(users.bob, [team])).kubeconfigPath;
+    for (let i = 0; i < 3; i++) {
+      const r = await reparent(bob, x, y);
+      expect(r.stderr).not.toContain('denied');
+      expect(r.code).toBe(0);
+    }
+    expect((await authorizations(hnc)).rbac).toBe(0);
+  });
 });
