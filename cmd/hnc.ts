@@ -62,6 +62,8 @@ export interface HncOptions {
         reconcilerNice?: number;
         /** Answer `authorize` checks from RBAC in memory when it allows them (default true; --webhook-local-authorization). */
         localAuthorization?: boolean;
+        /** The server-side timeout of the RBAC copy's own watches (tests shorten it). */
+        rbacWatchTimeoutSeconds?: { min: number; max: number };
         /** The admission thread died (default: exit the process, for its liveness to restart it). */
         onFatal?: (err: Error) => void;
       };
@@ -139,6 +141,7 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       apiClient: opts.webhooks.apiClient,
       admissionNice: opts.webhooks.admissionNice,
       localAuthorization: opts.webhooks.localAuthorization,
+      rbacWatchTimeoutSeconds: opts.webhooks.rbacWatchTimeoutSeconds,
       onFatal: opts.webhooks.onFatal,
       noPropagationLabels: opts.propagation?.noPropagationLabels,
       propagation: { context: (g, r) => m.config.context(g, r), propagatingKinds: () => m.config.propagatingKinds() },

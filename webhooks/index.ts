@@ -93,6 +93,8 @@ export interface WebhookOptions {
    * caller feeds Roles and RoleBindings to rbacObservers (the controller's propagators).
    */
   localAuthorization?: boolean;
+  /** The server-side timeout of the copy's ClusterRole and ClusterRoleBinding watches (default 300..600 s; tests shorten it). */
+  rbacWatchTimeoutSeconds?: { min: number; max: number };
   /** The admission thread died: end the process (default), so that its liveness restarts it. */
   onFatal?: (err: Error) => void;
 }
@@ -141,6 +143,7 @@ export class Webhooks {
         client: opts.client,
         logger: opts.logger,
         send: (changes) => (index ? index.apply(changes) : this.thread?.rbacChanged(changes)),
+        watchTimeoutSeconds: opts.rbacWatchTimeoutSeconds,
       });
     }
   }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeClient } from '../kube/client.js';
 import { createLogger } from '../kube/log.js';
-import { RbacFeed } from './rbac-feed.js';
+import type { ReflectorOptions } from '../kube/watch/reflector.js';
+import { RbacFeed, type Compact } from './rbac-feed.js';
 import { RbacIndex, type RbacChange } from './rbac-index.js';
 
 function feed() {
@@ -93,5 +94,121 @@ describe('RbacFeed.close', () => {
     await new Promise((r) => setImmediate(r));
     f.flush();
     expect(sent).toHaveLength(1);
+  });
+});
+
+describe('RbacFeed freshness', () => {
+  const alice = { username: 'alice' };
+  const check = { verb: 'update', group: 'hnc.x-k8s.io', resource: 'hierarchyconfigurations', namespace: 'a' };
+  const turn = () => new Promise((r) => setImmediate(r));
+
+  /** A feed whose two watches are fakes: the test calls their onHealth and handlers as a reflector would. */
+  function withFakeWatches() {
+    const watches = new Map<string, { opts: ReflectorOptions<Compact>; handler?: (t: 'ADDED' | 'DELETED', o: Compact) => unknown }>();
+    const index = new RbacIndex();
+    const sent: RbacChange[][] = [];
+    const f = new RbacFeed({
+      client: {} as KubeClient,
+      logger: createLogger({ level: 'silent' }),
+      send: (c) => {
+        sent.push(c);
+        index.apply(c);
+      },
+      reflector: (opts) => {
+        const w: { opts: ReflectorOptions<Compact>; handler?: (t: 'ADDED' | 'DELETED', o: Compact) => unknown } = { opts };
+        watches.set(opts.name!, w);
+        return {
+          addHandler: (h) => {
+            w.handler = h as typeof w.handler;
+            return () => undefined;
+          },
+          start() {
+            return this as never;
+          },
+          stop: async () => undefined,
+        };
+      },
+    });
+    f.start();
+    const health = (kind: string, healthy: boolean) => watches.get(kind)!.opts.onHealth!(healthy);
+    return { f, index, sent, health, watches };
+  }
+
+  it('syncs a cluster-wide kind on its first list, unsyncs it at once while its watch fails, and resyncs when it delivers again', async () => {
+    const { f, index, sent, health, watches } = withFakeWatches();
+    const { roles, roleBindings } = f;
+    roles.synced(true);
+    roleBindings.changed('a', 'b', { roleKind: 'ClusterRole', roleName: 'editor', subjects: ['user:alice'] });
+    roleBindings.synced(true);
+    const cr = watches.get('ClusterRole')!;
+    cr.handler!('ADDED', cr.opts.transform!({ metadata: { name: 'editor' }, rules: hierarchyEditor } as Compact));
+    health('ClusterRole', true);
+    await turn();
+    expect(index.allows(alice, check)).toBeUndefined();
+    health('ClusterRoleBinding', true);
+    await turn();
+    expect(index.allows(alice, check)).toBe(true);
+    // The ClusterRoleBinding watch fails: sent within the same call, not on the next turn.
+    sent.length = 0;
+    health('ClusterRoleBinding', false);
+    expect(sent).toEqual([[{ k: 'ClusterRoleBinding', fresh: false }]]);
+    expect(index.allows(alice, check)).toBeUndefined();
+    // Failing again changes nothing more; delivering again makes it fresh, after what it delivered.
+    health('ClusterRoleBinding', false);
+    cr.handler!('DELETED', { metadata: { name: 'editor' } });
+    health('ClusterRole', false);
+    health('ClusterRole', true);
+    health('ClusterRoleBinding', true);
+    await turn();
+    expect(sent.slice(1)).toEqual([
+      [
+        { k: 'ClusterRole', ns: '', name: 'editor' },
+        { k: 'ClusterRole', fresh: false },
+      ],
+      [
+        { k: 'ClusterRole', fresh: true },
+        { k: 'ClusterRoleBinding', fresh: true },
+      ],
+    ]);
+    expect(index.synced).toBe(true);
+    expect(index.allows(alice, check)).toBeUndefined();
+  });
+
+  it('unsyncs Roles or RoleBindings while the propagator reports its watch failing, until it delivers again', async () => {
+    const { f, index, sent, health } = withFakeWatches();
+    const { roles, roleBindings } = f;
+    roles.changed('a', 'r', roles.summarize(role(hierarchyEditor)));
+    roleBindings.changed('a', 'b', { roleKind: 'Role', roleName: 'r', subjects: ['user:alice'] });
+    // The propagator's first list: its reflector reports healthy before the observer is synced.
+    roles.fresh(true);
+    roles.synced(true);
+    roleBindings.fresh(true);
+    roleBindings.synced(true);
+    health('ClusterRole', true);
+    health('ClusterRoleBinding', true);
+    await turn();
+    expect(sent.flat().filter((c) => 'fresh' in c)).toEqual([]);
+    expect(index.allows(alice, check)).toBe(true);
+    roleBindings.fresh(false);
+    expect(index.allows(alice, check)).toBeUndefined();
+    roleBindings.changed('a', 'b', undefined);
+    roleBindings.fresh(true);
+    await turn();
+    expect(index.synced).toBe(true);
+    expect(index.allows(alice, check)).toBeUndefined();
+    // A stopped propagator's failing watch is nothing to the feed: the next one lists afresh.
+    roles.fresh(false);
+    roles.synced(false);
+    roles.synced(true);
+    await turn();
+    expect(index.synced).toBe(true);
+    f.close();
+    roles.fresh(false);
+    expect(sent.at(-1)).toEqual([
+      { k: 'Role', synced: false },
+      { k: 'RoleBinding', synced: false },
+      { k: 'ClusterRole', synced: false },
+      { k: 'ClusterRoleBinding', synced: false },
+    ]);
   });
 });

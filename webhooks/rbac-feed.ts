@@ -23,15 +23,16 @@ import type { PropagatableObject } from '../core/propagation/copy.js';
 import { AUTHORIZE_CHECKS } from '../core/validation/hierarchy-configuration.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../kube/log.js';
-import { Reflector } from '../kube/watch/reflector.js';
+import { Reflector, type ReflectorOptions } from '../kube/watch/reflector.js';
 import type { KubeObject } from '../kube/watch/store.js';
-import type { RbacChange } from './rbac-index.js';
+import type { RbacChange, RbacKind } from './rbac-index.js';
 
 /** What the controller's propagators call for each object of a type (controller/objects/propagator.ts ObjectObserver). */
 export interface RbacObserver<S> {
   summarize(obj: PropagatableObject): S;
   changed(namespace: string, name: string, summary: S | undefined): void;
   synced(synced: boolean): void;
+  fresh(fresh: boolean): void;
 }
 
 const keep = couldAllowAny(AUTHORIZE_CHECKS);
@@ -39,13 +40,15 @@ const keep = couldAllowAny(AUTHORIZE_CHECKS);
 const rulesOf = (obj: unknown): RbacRule[] => compactRules(obj as RoleObject, keep);
 const bindingOf = (obj: unknown, namespace: string): RbacBinding | undefined => compactBinding(obj as BindingObject, namespace);
 
-type Compact = KubeObject & { rules?: RbacRule[]; binding?: RbacBinding };
+export type Compact = KubeObject & { rules?: RbacRule[]; binding?: RbacBinding };
 
 export class RbacFeed {
   private pending: RbacChange[] = [];
   /** Roles and ClusterRoles whose rules were sent: one that no longer grants anything is sent again (as nothing). */
   private readonly sentRoles = new Set<string>();
-  private reflectors: Array<Reflector<Compact>> = [];
+  /** Kinds whose watch is failing. */
+  private readonly stale = new Set<RbacKind>();
+  private reflectors: Array<Pick<Reflector<Compact>, 'stop'>> = [];
   private closed = false;
 
   constructor(
@@ -54,6 +57,10 @@ export class RbacFeed {
       logger: Logger;
       /** Gets each batch of changes (the admission worker's message, or the main thread's own index). */
       send: (changes: RbacChange[]) => void;
+      /** The server-side timeout of the ClusterRole and ClusterRoleBinding watches (Reflector's default unless set; tests shorten it). */
+      watchTimeoutSeconds?: { min: number; max: number };
+      /** Makes the two watches (tests: one whose onHealth they drive). */
+      reflector?: (opts: ReflectorOptions<Compact>) => Pick<Reflector<Compact>, 'addHandler' | 'start' | 'stop'>;
     },
   ) {}
 
@@ -63,22 +70,44 @@ export class RbacFeed {
     changed: (ns, name, rules) => this.role('Role', ns, name, rules),
     synced: (synced) => {
       if (!synced) for (const key of this.sentRoles) if (key.startsWith('Role/')) this.sentRoles.delete(key);
+      this.stale.delete('Role');
       this.push({ k: 'Role', synced });
     },
+    fresh: (fresh) => this.fresh('Role', fresh),
   };
 
   /** For the RoleBinding propagator. */
   readonly roleBindings: RbacObserver<RbacBinding | undefined> = {
     summarize: (obj) => bindingOf(obj, obj.metadata?.namespace ?? ''),
     changed: (ns, name, binding) => this.push(binding ? { k: 'RoleBinding', ns, name, binding } : { k: 'RoleBinding', ns, name }),
-    synced: (synced) => this.push({ k: 'RoleBinding', synced }),
+    synced: (synced) => {
+      this.stale.delete('RoleBinding');
+      this.push({ k: 'RoleBinding', synced });
+    },
+    fresh: (fresh) => this.fresh('RoleBinding', fresh),
   };
 
   /** Starts the watches of ClusterRoles and ClusterRoleBindings. */
   start(): void {
     const { client, logger } = this.opts;
     const watch = (path: string, kind: 'ClusterRole' | 'ClusterRoleBinding', transform: (o: Compact) => Compact) => {
-      const r = new Reflector<Compact>({ client, path, name: kind, logger, transform });
+      let listed = false;
+      const make = this.opts.reflector ?? ((o: ReflectorOptions<Compact>) => new Reflector<Compact>(o));
+      const r = make({
+        client,
+        path,
+        name: kind,
+        logger,
+        transform,
+        watchTimeoutSeconds: this.opts.watchTimeoutSeconds,
+        // The first list syncs the kind; after that, the watch's health is its freshness.
+        onHealth: (healthy) => {
+          if (healthy && !listed) {
+            listed = true;
+            this.push({ k: kind, synced: true });
+          } else this.fresh(kind, healthy);
+        },
+      });
       r.addHandler((event, obj) => {
         const name = obj.metadata?.name ?? '';
         const gone = event === 'DELETED';
@@ -86,10 +115,6 @@ export class RbacFeed {
         else this.push(!gone && obj.binding ? { k: kind, ns: '', name, binding: obj.binding } : { k: kind, ns: '', name });
       });
       r.start();
-      r.synced.then(
-        () => this.push({ k: kind, synced: true }),
-        () => undefined,
-      );
       return r;
     };
     // Cached compact: the store keeps each object's name, version and what authorization reads.
@@ -119,6 +144,21 @@ export class RbacFeed {
     this.pending = (['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'] as const).map((k) => ({ k, synced: false }));
     this.flush();
     this.closed = true;
+  }
+
+  /**
+   * A kind's watch failed (false) or follows the server again (true; reflector onHealth). Until
+   * then nothing is answered from the copy: a binding removed meanwhile would still be honoured.
+   * Sent at once when the watch fails; when it recovers, in order after what it delivered.
+   */
+  private fresh(k: RbacKind, fresh: boolean): void {
+    if (this.closed || fresh !== this.stale.has(k)) return;
+    if (fresh) this.stale.delete(k);
+    else this.stale.add(k);
+    if (fresh) this.opts.logger.info({ kind: k }, 'RBAC watch healthy again: checks allowed by RBAC are answered from memory');
+    else this.opts.logger.warn({ kind: k }, 'RBAC watch failing: every authorization check asks the API server until it recovers');
+    this.push({ k, fresh });
+    if (!fresh) this.flush();
   }
 
   private role(k: 'Role' | 'ClusterRole', ns: string, name: string, rules: RbacRule[] | undefined): void {

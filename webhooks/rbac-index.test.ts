@@ -43,6 +43,43 @@ describe('RbacIndex', () => {
     expect(index.allows(alice, HC)).toBeUndefined();
   });
 
+  it('answers nothing while a kind is not fresh (its watch failing), keeping its objects, and again once it is', () => {
+    const index = new RbacIndex();
+    const bind: RbacChange = {
+      k: 'ClusterRoleBinding',
+      ns: '',
+      name: 'b',
+      binding: { roleKind: 'ClusterRole', roleName: 'editor', subjects: ['user:alice'] },
+    };
+    index.apply([...synced(), { k: 'ClusterRole', ns: '', name: 'editor', rules: editor }, bind]);
+    expect(index.allows(alice, HC)).toBe(true);
+    index.apply([{ k: 'ClusterRoleBinding', fresh: false }]);
+    expect(index.synced).toBe(false);
+    expect(index.allows(alice, HC)).toBeUndefined();
+    expect(index.sizes().ClusterRoleBinding).toBe(1);
+    // Another kind failing too: both must recover.
+    index.apply([
+      { k: 'Role', fresh: false },
+      { k: 'ClusterRoleBinding', fresh: true },
+    ]);
+    expect(index.allows(alice, HC)).toBeUndefined();
+    index.apply([{ k: 'Role', fresh: true }]);
+    expect(index.allows(alice, HC)).toBe(true);
+    // A kind listed afresh (a new propagator) is fresh; one unsynced stays unanswered until listed.
+    index.apply([
+      { k: 'Role', fresh: false },
+      { k: 'Role', synced: true },
+    ]);
+    expect(index.allows(alice, HC)).toBe(true);
+    index.apply([
+      { k: 'RoleBinding', fresh: false },
+      { k: 'RoleBinding', synced: false },
+    ]);
+    expect(index.allows(alice, HC)).toBeUndefined();
+    index.apply([{ k: 'RoleBinding', synced: true }]);
+    expect(index.allows(alice, HC)).toBe(true);
+  });
+
   it('shares one binding between the copies of a RoleBinding', () => {
     const index = new RbacIndex();
     const changes: RbacChange[] = [];

@@ -17,12 +17,16 @@ export type RbacKind = 'Role' | 'RoleBinding' | 'ClusterRole' | 'ClusterRoleBind
  * One change to the copy (plain data: sent to the admission worker by structured clone):
  * - a Role or ClusterRole's relevant rules (absent or empty: it grants nothing the webhooks ask);
  * - a binding (absent: deleted, or it grants nothing); namespace '' for cluster-wide kinds;
- * - `synced`: the kind's objects are all known (true) or no longer (false: all of them forgotten).
+ * - `synced`: the kind's objects are all known (true) or no longer (false: all of them forgotten);
+ * - `fresh`: the kind's watch is following the server (true) or failing (false: its objects are
+ *   kept, as the watch resumes from where it was, but nothing is answered from the copy until the
+ *   watch delivers again or the kind is listed afresh).
  */
 export type RbacChange =
   | { k: 'Role' | 'ClusterRole'; ns: string; name: string; rules?: RbacRule[] }
   | { k: 'RoleBinding' | 'ClusterRoleBinding'; ns: string; name: string; binding?: RbacBinding }
-  | { k: RbacKind; synced: boolean };
+  | { k: RbacKind; synced: boolean }
+  | { k: RbacKind; fresh: boolean };
 
 const KINDS: readonly RbacKind[] = ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
 
@@ -35,18 +39,27 @@ export class RbacIndex implements RbacSource {
   private readonly roleBindings = new Map<string, Named<RbacBinding>>();
   private readonly clusterRoleBindings = new Map<string, RbacBinding>();
   private readonly syncedKinds = new Set<RbacKind>();
+  /** Kinds whose watch is failing: what is held of them may be out of date by any amount. */
+  private readonly staleKinds = new Set<RbacKind>();
   /** Shared strings, and shared subject lists and rules (bounded: cleared when full; what is shared stays shared). */
   private strings = new Map<string, string>();
   private pool = new Map<string, unknown>();
 
-  /** True once every kind has been listed: before, nothing is answered from here. */
+  /** True once every kind has been listed, while every kind's watch is healthy: otherwise nothing is answered from here. */
   get synced(): boolean {
-    return this.syncedKinds.size === KINDS.length;
+    return this.syncedKinds.size === KINDS.length && this.staleKinds.size === 0;
   }
 
   apply(changes: readonly RbacChange[]): void {
     for (const c of changes) {
+      if ('fresh' in c) {
+        if (c.fresh) this.staleKinds.delete(c.k);
+        else this.staleKinds.add(c.k);
+        continue;
+      }
       if ('synced' in c) {
+        // Either way the kind starts over: listed just now, or forgotten until the next list.
+        this.staleKinds.delete(c.k);
         if (c.synced) this.syncedKinds.add(c.k);
         else {
           this.syncedKinds.delete(c.k);

@@ -44,4 +44,19 @@ describe('observedByOnePropagator', () => {
     o.changed('a', 'x', undefined);
     expect([...copy.keys()]).toEqual(['a/y']);
   });
+
+  it("passes the watch's freshness through while open, and none of a stopping propagator's", () => {
+    const seen: boolean[] = [];
+    const o = observedByOnePropagator<string>({
+      summarize: () => '',
+      changed: () => undefined,
+      synced: () => undefined,
+      fresh: (f) => void seen.push(f),
+    });
+    o.fresh?.(false);
+    o.fresh?.(true);
+    o.synced(false);
+    o.fresh?.(false);
+    expect(seen).toEqual([false, true]);
+  });
 });

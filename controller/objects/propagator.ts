@@ -35,6 +35,11 @@ export interface ObjectObserver<S = unknown> {
   changed(namespace: string, name: string, summary: S | undefined): void;
   /** Every object of the type has been listed (true), or the type is no longer watched (false: forget them all). */
   synced(synced: boolean): void;
+  /**
+   * The type's watch is failing (false; what was read may be out of date by any amount) or follows
+   * the server again (true): the reflector's onHealth, after the first list.
+   */
+  fresh?(fresh: boolean): void;
 }
 
 /**
@@ -54,6 +59,9 @@ export function observedByOnePropagator<S>(observer: ObjectObserver<S>): ObjectO
       if (!open) return;
       if (!synced) open = false;
       observer.synced(synced);
+    },
+    fresh: (fresh) => {
+      if (open) observer.fresh?.(fresh);
     },
   };
 }
@@ -107,6 +115,7 @@ export class TypePropagator {
         return slim;
       },
       logger: deps.log,
+      onHealth: observer && ((healthy) => observer.fresh?.(healthy)),
     });
     this.queue = new WorkQueue({
       name: typeKey(type),

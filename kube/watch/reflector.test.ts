@@ -409,6 +409,81 @@ describe('Reflector', () => {
     expect(api.lastWatch.rv).toBe('777');
   });
 
+  it('reports health: not on a normal watch restart or a first 410, false on a 403, true once a watch delivers again', async () => {
+    const health: boolean[] = [];
+    const { r } = await setup({
+      onHealth: (h) => {
+        health.push(h);
+        api.changes.notify();
+      },
+    });
+    api.set('a');
+    r.start();
+    await api.untilWatches(1);
+    expect(health).toEqual([true]);
+    // The server ends the watch (its timeout) and it is re-opened at once: no change.
+    api.lastWatch.send('BOOKMARK', { kind: 'Namespace', apiVersion: 'v1', metadata: { resourceVersion: '120' } });
+    await api.changes.until(() => r.resourceVersion === '120', 'bookmark applied');
+    api.lastWatch.end();
+    await api.untilWatches(2);
+    // History expired: relisted at once, no change either.
+    api.lastWatch.send('ERROR', { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410 });
+    await api.untilWatches(3);
+    expect(api.lists).toHaveLength(2);
+    expect(health).toEqual([true]);
+    // The permission to watch is lost: the next watches are refused.
+    let refusals = 3;
+    api.watchHook = (_url, res) => {
+      if (refusals === 0) return false;
+      refusals--;
+      status(res, 403, 'Forbidden');
+      return true;
+    };
+    api.lastWatch.send('BOOKMARK', { kind: 'Namespace', apiVersion: 'v1', metadata: { resourceVersion: '130' } });
+    await api.changes.until(() => r.resourceVersion === '130', 'bookmark applied');
+    api.lastWatch.end();
+    await api.changes.until(() => health.length === 2, 'unhealthy');
+    expect(health).toEqual([true, false]);
+    expect(r.isHealthy).toBe(false);
+    // Allowed again: a watch that is open but has delivered nothing is not yet healthy...
+    await api.untilWatches(7);
+    expect(api.lastWatch.closed).toBe(false);
+    expect(health).toEqual([true, false]);
+    // ...one that delivers is (after what it delivered was applied).
+    api.lastWatch.send('ADDED', { metadata: { name: 'z', resourceVersion: '131' } });
+    await api.changes.until(() => health.length === 3, 'healthy again');
+    expect(health).toEqual([true, false, true]);
+    expect(r.store.get('z')).toBeDefined();
+    expect(api.lists).toHaveLength(2);
+  });
+
+  it('reports a silent watch as unhealthy, and a successful relist as healthy', async () => {
+    const health: boolean[] = [];
+    const { r } = await setup({
+      idleTimeoutMs: 150,
+      onHealth: (h) => {
+        health.push(h);
+        api.changes.notify();
+      },
+    });
+    api.set('a');
+    r.start();
+    await api.untilWatches(2);
+    await api.changes.until(() => health.length === 2, 'unhealthy after the idle timeout');
+    expect(health).toEqual([true, false]);
+    let gone = 2;
+    api.watchHook = (_url, res) => {
+      if (gone === 0) return false;
+      gone--;
+      status(res, 410, 'Expired');
+      return true;
+    };
+    // The silent watch is cut again; the next answers 410 (twice: the second in a row counts as a failure), then a relist.
+    await api.changes.until(() => health.length === 3, 'healthy after a relist');
+    expect(health).toEqual([true, false, true]);
+    expect(api.lists.length).toBeGreaterThanOrEqual(2);
+  });
+
   it('keeps going when a handler throws or rejects', async () => {
     const { r, rec, log } = await setup();
     r.addHandler(() => {

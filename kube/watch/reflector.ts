@@ -67,6 +67,16 @@ export interface ReflectorOptions<T extends KubeObject> {
   freeze?: boolean;
   logger?: Logger;
   metrics?: ReflectorMetrics;
+  /**
+   * Told, on each change, whether the cache is following the server. False when a list or watch
+   * fails and will be retried (an error status such as 401/403, a refused or dropped connection,
+   * a watch ERROR event, a watch ended at once with nothing received, a 410 Gone that repeats) or
+   * a watch went silent for idleTimeoutMs; true after a successful list, and when a watch delivers
+   * again (an event or a bookmark). Not on the expected restarts: a watch the server ends (its
+   * timeout) and that is re-opened at once, or a first 410 Gone followed at once by a relist, keep
+   * the state as it is. Starts false; the first list makes it true.
+   */
+  onHealth?: (healthy: boolean, reason?: string) => void;
 }
 
 interface WatchEvent {
@@ -109,6 +119,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   private resolveSynced!: () => void;
   private rejectSynced!: (err: Error) => void;
   private lastActivity = 0;
+  private healthy = false;
 
   /** Resolves after the first full list has been applied; rejects if stopped before that. */
   readonly synced: Promise<void>;
@@ -159,6 +170,11 @@ export class Reflector<T extends KubeObject = KubeObject> {
     return this.lastActivity;
   }
 
+  /** False from a failed list or watch until the next successful list or delivering watch (see onHealth). */
+  get isHealthy(): boolean {
+    return this.healthy;
+  }
+
   /** Starts listing and watching in the background. Returns this, for chaining. */
   start(): this {
     if (this.loop) throw new Error(`reflector ${this.name}: already started`);
@@ -194,6 +210,8 @@ export class Reflector<T extends KubeObject = KubeObject> {
       } catch (err) {
         if (this.stopped) break;
         this.opts.metrics?.error?.(err);
+        // A first 410 Gone is the usual end of a watch whose history expired: the relist follows at once.
+        if (!(isGone(err) && goneInARow === 0)) this.setHealth(false, String(err));
         let delay: number;
         if (isGone(err)) {
           needList = true;
@@ -259,6 +277,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     this.stopper.signal.throwIfAborted();
     for (const change of this.cache.replace(items, rv)) this.emit(change.type, change.obj, change.old);
     this.log.debug({ resource: this.name, count: items.length, resourceVersion: rv }, 'listed');
+    this.setHealth(true);
     if (!this.isSynced) {
       this.isSynced = true;
       this.resolveSynced();
@@ -308,10 +327,14 @@ export class Reflector<T extends KubeObject = KubeObject> {
         idle.refresh();
         received = true;
         this.lastActivity = Date.now();
+        let delivered = false;
         for (const line of lines.push(chunk as Buffer)) {
           this.handleEvent(JSON.parse(line) as WatchEvent);
+          delivered = true;
           if (this.stopped) break;
         }
+        // Healthy again only once what the new watch replays has been applied.
+        if (delivered && !this.healthy && !this.stopped) this.setHealth(true);
       }
       const rest = lines.end();
       if (rest && !endedBy && !this.stopped)
@@ -328,7 +351,10 @@ export class Reflector<T extends KubeObject = KubeObject> {
       abort.dispose();
       if (res && !res.complete) res.destroy();
     }
-    if (endedBy === 'idle') this.log.warn({ resource: this.name, idleMs }, 'watch silent for too long; reconnecting');
+    if (endedBy === 'idle') {
+      this.log.warn({ resource: this.name, idleMs }, 'watch silent for too long; reconnecting');
+      if (!this.stopped) this.setHealth(false, `watch silent for ${idleMs} ms`);
+    }
     if (!endedBy && !this.stopped && !received && performance.now() - started < MIN_HEALTHY_WATCH_MS) {
       throw new Error(`watch ${this.opts.path}: closed at once with nothing received`);
     }
@@ -366,6 +392,16 @@ export class Reflector<T extends KubeObject = KubeObject> {
     if (rv) this.cache.setResourceVersion(rv);
     this.opts.metrics?.event?.(effective);
     this.emit(effective, obj, old);
+  }
+
+  private setHealth(healthy: boolean, reason?: string): void {
+    if (healthy === this.healthy) return;
+    this.healthy = healthy;
+    try {
+      this.opts.onHealth?.(healthy, reason);
+    } catch (err) {
+      this.log.error({ resource: this.name, err }, 'health hook failed');
+    }
   }
 
   private prepare(obj: T): T {

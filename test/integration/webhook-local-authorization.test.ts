@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hnc } from '../../cmd/hnc.js';
 import { TestCluster, eventually, eventuallyEqual, kubectl } from '../support/cluster.js';
 import { removeWebhookConfigurations, startHncWithWebhooks, waitForWebhooks } from '../support/manager.js';
+import { MANAGER_SERVICE_ACCOUNT } from '../../kube/install.js';
 import { setParent, treeDepths } from '../support/hnc.js';
 import { compactBinding, compactRules, rbacAllows, type RbacCheck, type RoleObject, type BindingObject } from '../../core/access/rbac.js';
 import { RbacIndex, type RbacChange } from '../../webhooks/rbac-index.js';
@@ -195,6 +196,103 @@ describe('local authorization', () => {
     expect(after.rbac).toBe(before.rbac);
     expect(after.subjectaccessreview).toBe(before.subjectaccessreview + 1);
   });
+
+  it('asks the API server while the watch of ClusterRoleBindings fails (the manager lost list/watch on them), and answers locally again once it is back', async () => {
+    // The manager runs as a user of this test's own, bound to what the manager's service account
+    // is bound to, except that list/watch on ClusterRoleBindings comes from a binding of its own
+    // (`crb`): deleting it takes the permission away without touching the shared manager role.
+    const SA = { kind: 'ServiceAccount', name: MANAGER_SERVICE_ACCOUNT.name, namespace: MANAGER_SERVICE_ACCOUNT.namespace };
+    const manager = TestCluster.uniqueName('la-manager');
+    const subject = { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: manager };
+    type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; resourceNames?: string[] };
+    type Binding = { metadata: { name: string; namespace?: string }; roleRef: { kind: string; name: string }; subjects?: Array<typeof SA> };
+    const bound = (b: Binding) => (b.subjects ?? []).some((s) => s.kind === SA.kind && s.name === SA.name && s.namespace === SA.namespace);
+    const cleanup: string[] = [];
+    const create = async (path: string, body: object) => {
+      const o = await cluster.admin.create<{ metadata: { name: string } }>(path, body);
+      cleanup.push(`${path}/${o.metadata.name}`);
+    };
+    const crb = {
+      metadata: { name: manager },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: manager },
+      subjects: [subject],
+    };
+    try {
+      for (const b of (await cluster.admin.get<{ items: Binding[] }>(`${RBAC}/clusterrolebindings`)).items.filter(bound)) {
+        const role = await cluster.admin.get<{ rules?: Rule[] }>(`${RBAC}/clusterroles/${b.roleRef.name}`);
+        // Its rules without ClusterRoleBindings (they are a rule of their own below).
+        const rules = (role.rules ?? []).flatMap((r) => {
+          if (!r.apiGroups?.includes('rbac.authorization.k8s.io') || !r.resources?.includes('clusterrolebindings')) return [r];
+          const rest = r.resources.filter((x) => x !== 'clusterrolebindings');
+          return rest.length ? [{ ...r, resources: rest }] : [];
+        });
+        const name = `${manager}-${b.metadata.name}`;
+        await create(`${RBAC}/clusterroles`, { metadata: { name }, rules });
+        await create(`${RBAC}/clusterrolebindings`, {
+          metadata: { name },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+          subjects: [subject],
+        });
+      }
+      for (const b of (await cluster.admin.get<{ items: Binding[] }>(`${RBAC}/rolebindings`)).items.filter(bound))
+        await create(`${RBAC}/namespaces/${b.metadata.namespace}/rolebindings`, {
+          metadata: { name: `${manager}-${b.metadata.name}` },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', ...b.roleRef },
+          subjects: [subject],
+        });
+      await create(`${RBAC}/clusterroles`, {
+        metadata: { name: manager },
+        rules: [{ apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterrolebindings'], verbs: ['list', 'watch'] }],
+      });
+      await cluster.admin.create(`${RBAC}/clusterrolebindings`, crb);
+      const bob = (await cluster.user(users.bob, [team])).kubeconfigPath;
+      for (const onMainThread of [false, true]) {
+        await hnc.stop();
+        // The API server does not end a watch whose permission is withdrawn: it runs on until its
+        // timeout. A short one (3 s) makes the next re-open, which is refused, come promptly.
+        hnc = await startHncWithWebhooks(
+          `local-authz-revoked-${onMainThread ? 'main' : 'worker'}`,
+          {},
+          {
+            user: { name: manager, groups: [] },
+            webhooks: { onMainThread, rbacWatchTimeoutSeconds: { min: 2, max: 3 } },
+          },
+        );
+        await waitForWebhooks(cluster.kubeconfigPath);
+        const allowed = async () => {
+          const r = await reparent(bob, x, y);
+          expect(r.stderr).not.toContain('denied');
+          expect(r.code).toBe(0);
+        };
+        /** Waits until bob's allowed parent change is answered `via` (and only that way). */
+        const answeredBy = (via: 'rbac' | 'subjectaccessreview', what: string) =>
+          eventually(
+            async () => {
+              const before = await authorizations(hnc);
+              await allowed();
+              const after = await authorizations(hnc);
+              const other = via === 'rbac' ? 'subjectaccessreview' : 'rbac';
+              return after[via] === before[via] + 1 && after[other] === before[other] ? true : undefined;
+            },
+            what,
+            60_000,
+          );
+        await answeredBy('rbac', 'an allow from RBAC in memory');
+        await cluster.admin.delete(`${RBAC}/clusterrolebindings/${manager}`);
+        await answeredBy('subjectaccessreview', 'the allow asked of the API server once the watch of ClusterRoleBindings is refused');
+        // Still so while it stays refused (each of its re-opens fails).
+        const { rbac } = await authorizations(hnc);
+        for (let i = 0; i < 3; i++) await allowed();
+        expect((await authorizations(hnc)).rbac).toBe(rbac);
+        await cluster.admin.create(`${RBAC}/clusterrolebindings`, crb);
+        // The watch resumes and delivers (the binding's own deletion and re-creation, at least).
+        await answeredBy('rbac', 'an allow from RBAC in memory again once the watch delivers');
+      }
+    } finally {
+      await cluster.admin.delete(`${RBAC}/clusterrolebindings/${manager}`).catch(() => undefined);
+      for (const path of cleanup.reverse()) await cluster.admin.delete(path).catch(() => undefined);
+    }
+  }, 300_000);
 
   it('answers from RBAC in memory with the webhooks on the main thread too', async () => {
     await hnc.stop();

@@ -31,11 +31,15 @@ export async function startManager(name: string, policy: PolicyOptions = {}): Pr
 export async function startHncWithWebhooks(
   name: string,
   policy: PolicyOptions = {},
-  extra: Pick<HncOptions, 'hrq' | 'leaderElection'> & { webhooks?: { onMainThread?: boolean; localAuthorization?: boolean } } = {},
+  extra: Pick<HncOptions, 'hrq' | 'leaderElection'> & {
+    webhooks?: { onMainThread?: boolean; localAuthorization?: boolean; rbacWatchTimeoutSeconds?: { min: number; max: number } };
+    /** Run as this user instead of the manager's service account (a test that changes the manager's own permissions). */
+    user?: { name: string; groups: string[] };
+  } = {},
 ): Promise<Hnc> {
-  const { webhooks, ...rest } = extra;
+  const { webhooks, user, ...rest } = extra;
   const stateDir = inject('stateDir');
-  const identity = await mintUser(stateDir, MANAGER_USER, MANAGER_GROUPS);
+  const identity = await mintUser(stateDir, user?.name ?? MANAGER_USER, user?.groups ?? MANAGER_GROUPS);
   const client = await KubeClient.fromKubeconfig(identity.kubeconfigPath);
   const logger = createLogger({ name: `hnc-${name}`, file: process.env.HNC_LOG_FILE ?? join(stateDir, 'logs', `hnc-${name}.log`) });
   const hnc = await startHnc({
