@@ -61,7 +61,10 @@ export async function startHncWithWebhooks(
 export async function waitForWebhooks(kubeconfigPath: string): Promise<void> {
   await eventually(async () => {
     const r = await kubectl(kubeconfigPath, ['create', '-f', '-', '--dry-run=server'], WEBHOOK_PROBE_ANCHOR);
-    return r.code !== 0 && r.stderr.includes('subnamespaceanchors.hnc.x-k8s.io') ? true : undefined;
+    // Not a "failed calling webhook": the API server may still call a previous process's port for a moment.
+    return r.code !== 0 && r.stderr.includes('subnamespaceanchors.hnc.x-k8s.io') && !r.stderr.includes('failed calling webhook')
+      ? true
+      : undefined;
   }, 'the webhooks to take effect');
 }
 
