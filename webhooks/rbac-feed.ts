@@ -101,11 +101,11 @@ export class RbacFeed {
         transform,
         watchTimeoutSeconds: this.opts.watchTimeoutSeconds,
         // The first list syncs the kind; after that, the watch's health is its freshness.
-        onHealth: (healthy) => {
+        onHealth: (healthy, reason) => {
           if (healthy && !listed) {
             listed = true;
             this.push({ k: kind, synced: true });
-          } else this.fresh(kind, healthy);
+          } else this.fresh(kind, healthy, reason);
         },
       });
       r.addHandler((event, obj) => {
@@ -151,12 +151,12 @@ export class RbacFeed {
    * then nothing is answered from the copy: a binding removed meanwhile would still be honoured.
    * Sent at once when the watch fails; when it recovers, in order after what it delivered.
    */
-  private fresh(k: RbacKind, fresh: boolean): void {
+  private fresh(k: RbacKind, fresh: boolean, reason?: string): void {
     if (this.closed || fresh !== this.stale.has(k)) return;
     if (fresh) this.stale.delete(k);
     else this.stale.add(k);
     if (fresh) this.opts.logger.info({ kind: k }, 'RBAC watch healthy again: checks allowed by RBAC are answered from memory');
-    else this.opts.logger.warn({ kind: k }, 'RBAC watch failing: every authorization check asks the API server until it recovers');
+    else this.opts.logger.warn({ kind: k, reason }, 'RBAC watch failing: every authorization check asks the API server until it recovers');
     this.push({ k, fresh });
     if (!fresh) this.flush();
   }
