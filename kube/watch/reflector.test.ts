@@ -478,10 +478,79 @@ describe('Reflector', () => {
       status(res, 410, 'Expired');
       return true;
     };
-    // The silent watch is cut again; the next answers 410 (twice: the second in a row counts as a failure), then a relist.
+    // The silent watch is cut again; the next answers 410: the first is relisted at once, and that list is healthy.
     await api.changes.until(() => health.length === 3, 'healthy after a relist');
     expect(health).toEqual([true, false, true]);
     expect(api.lists.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('tells onHealth of the first list once hasSynced() is true', async () => {
+    const seen: Array<[boolean, boolean]> = [];
+    const self: { r?: Reflector<Ns> } = {};
+    const { r } = await setup({
+      onHealth: (h) => {
+        seen.push([h, self.r!.hasSynced()]);
+        api.changes.notify();
+      },
+    });
+    self.r = r;
+    api.set('a');
+    r.start();
+    await api.changes.until(() => seen.length === 1, 'healthy');
+    expect(seen).toEqual([[true, true]]);
+  });
+
+  it('reports a watch that keeps closing at once after a list as unhealthy once, without relisting or flapping', async () => {
+    const health: boolean[] = [];
+    const { r } = await setup({
+      onHealth: (h) => {
+        health.push(h);
+        api.changes.notify();
+      },
+    });
+    api.set('a');
+    let closes = 4;
+    api.watchHook = (_url, res) => {
+      if (closes === 0) return false;
+      closes--;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end();
+      return true;
+    };
+    r.start();
+    await api.untilWatches(5);
+    expect(health).toEqual([true, false]);
+    expect(api.lists).toHaveLength(1);
+    // The fifth stays open: it is not healthy until it delivers.
+    await api.changes.until(() => !api.lastWatch.closed && api.watches.length === 5, 'the fifth watch open');
+    expect(r.isHealthy).toBe(false);
+    api.lastWatch.send('BOOKMARK', { kind: 'Namespace', apiVersion: 'v1', metadata: { resourceVersion: '140' } });
+    await api.changes.until(() => health.length === 3, 'healthy on the bookmark');
+    expect(health).toEqual([true, false, true]);
+  });
+
+  it('reports a 410 Gone that repeats as unhealthy, and each relist between as healthy (one change each way per relist)', async () => {
+    const health: boolean[] = [];
+    const { r } = await setup({
+      onHealth: (h) => {
+        health.push(h);
+        api.changes.notify();
+      },
+    });
+    api.set('a');
+    let gone = 3;
+    api.watchHook = (_url, res) => {
+      if (gone === 0) return false;
+      gone--;
+      status(res, 410, 'Expired');
+      return true;
+    };
+    r.start();
+    // list, 410 (the first: relist at once, no change), list, 410 (false), list (true), 410 (false), list (true), watch.
+    await api.untilWatches(4);
+    await api.changes.until(() => api.lists.length === 4 && health.length === 5, 'the last relist');
+    expect(health).toEqual([true, false, true, false, true]);
+    expect(r.isHealthy).toBe(true);
   });
 
   it('keeps going when a handler throws or rejects', async () => {

@@ -170,7 +170,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     return this.lastActivity;
   }
 
-  /** False from a failed list or watch until the next successful list or delivering watch (see onHealth). */
+  /** False from a failed list or watch until the next successful list or delivering watch (see onHealth); left as it was on stop. */
   get isHealthy(): boolean {
     return this.healthy;
   }
@@ -277,11 +277,12 @@ export class Reflector<T extends KubeObject = KubeObject> {
     this.stopper.signal.throwIfAborted();
     for (const change of this.cache.replace(items, rv)) this.emit(change.type, change.obj, change.old);
     this.log.debug({ resource: this.name, count: items.length, resourceVersion: rv }, 'listed');
-    this.setHealth(true);
     if (!this.isSynced) {
       this.isSynced = true;
       this.resolveSynced();
     }
+    // After hasSynced() is true: a hook that reads it sees the list it is told about.
+    this.setHealth(true);
   }
 
   /** One watch request, from the current resourceVersion until the server or a timer ends it. */
@@ -333,7 +334,8 @@ export class Reflector<T extends KubeObject = KubeObject> {
           delivered = true;
           if (this.stopped) break;
         }
-        // Healthy again only once what the new watch replays has been applied.
+        // Healthy again once this chunk's events are applied: a replay longer than one chunk is
+        // still arriving (as behind as any watch that lags, not a failure).
         if (delivered && !this.healthy && !this.stopped) this.setHealth(true);
       }
       const rest = lines.end();
