@@ -203,6 +203,30 @@ afterEach(async () => {
   await api?.close();
 });
 
+/** setup() with onHealth recording each change in `health` (and waking the waits on api.changes). */
+async function setupRecordingHealth(opts: Partial<ReflectorOptions<Ns>> = {}) {
+  const health: boolean[] = [];
+  const made = await setup({
+    ...opts,
+    onHealth: (h) => {
+      health.push(h);
+      api.changes.notify();
+    },
+  });
+  return { ...made, health };
+}
+
+/** The next `count` watch requests get `answer` (a refusal, an empty body...); later ones are served. */
+function answerNextWatches(count: number, answer: (res: ServerResponse) => void): void {
+  let left = count;
+  api.watchHook = (_url, res) => {
+    if (left === 0) return false;
+    left--;
+    answer(res);
+    return true;
+  };
+}
+
 async function setup(opts: Partial<ReflectorOptions<Ns>> = {}) {
   api = new FakeApiServer();
   await api.start(serverPem);
@@ -410,13 +434,7 @@ describe('Reflector', () => {
   });
 
   it('reports health: not on a normal watch restart or a first 410, false on a 403, true once a watch delivers again', async () => {
-    const health: boolean[] = [];
-    const { r } = await setup({
-      onHealth: (h) => {
-        health.push(h);
-        api.changes.notify();
-      },
-    });
+    const { r, health } = await setupRecordingHealth();
     api.set('a');
     r.start();
     await api.untilWatches(1);
@@ -432,13 +450,9 @@ describe('Reflector', () => {
     expect(api.lists).toHaveLength(2);
     expect(health).toEqual([true]);
     // The permission to watch is lost: the next watches are refused.
-    let refusals = 3;
-    api.watchHook = (_url, res) => {
-      if (refusals === 0) return false;
-      refusals--;
+    answerNextWatches(3, (res) => {
       status(res, 403, 'Forbidden');
-      return true;
-    };
+    });
     api.lastWatch.send('BOOKMARK', { kind: 'Namespace', apiVersion: 'v1', metadata: { resourceVersion: '130' } });
     await api.changes.until(() => r.resourceVersion === '130', 'bookmark applied');
     api.lastWatch.end();
@@ -458,26 +472,15 @@ describe('Reflector', () => {
   });
 
   it('reports a silent watch as unhealthy, and a successful relist as healthy', async () => {
-    const health: boolean[] = [];
-    const { r } = await setup({
-      idleTimeoutMs: 150,
-      onHealth: (h) => {
-        health.push(h);
-        api.changes.notify();
-      },
-    });
+    const { r, health } = await setupRecordingHealth({ idleTimeoutMs: 150 });
     api.set('a');
     r.start();
     await api.untilWatches(2);
     await api.changes.until(() => health.length === 2, 'unhealthy after the idle timeout');
     expect(health).toEqual([true, false]);
-    let gone = 2;
-    api.watchHook = (_url, res) => {
-      if (gone === 0) return false;
-      gone--;
+    answerNextWatches(2, (res) => {
       status(res, 410, 'Expired');
-      return true;
-    };
+    });
     // The silent watch is cut again; the next answers 410: the first is relisted at once, and that list is healthy.
     await api.changes.until(() => health.length === 3, 'healthy after a relist');
     expect(health).toEqual([true, false, true]);
@@ -501,22 +504,12 @@ describe('Reflector', () => {
   });
 
   it('reports a watch that keeps closing at once after a list as unhealthy once, without relisting or flapping', async () => {
-    const health: boolean[] = [];
-    const { r } = await setup({
-      onHealth: (h) => {
-        health.push(h);
-        api.changes.notify();
-      },
-    });
+    const { r, health } = await setupRecordingHealth();
     api.set('a');
-    let closes = 4;
-    api.watchHook = (_url, res) => {
-      if (closes === 0) return false;
-      closes--;
+    answerNextWatches(4, (res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end();
-      return true;
-    };
+    });
     r.start();
     await api.untilWatches(5);
     expect(health).toEqual([true, false]);
@@ -530,21 +523,11 @@ describe('Reflector', () => {
   });
 
   it('reports a 410 Gone that repeats as unhealthy, and each relist between as healthy (one change each way per relist)', async () => {
-    const health: boolean[] = [];
-    const { r } = await setup({
-      onHealth: (h) => {
-        health.push(h);
-        api.changes.notify();
-      },
-    });
+    const { r, health } = await setupRecordingHealth();
     api.set('a');
-    let gone = 3;
-    api.watchHook = (_url, res) => {
-      if (gone === 0) return false;
-      gone--;
+    answerNextWatches(3, (res) => {
       status(res, 410, 'Expired');
-      return true;
-    };
+    });
     r.start();
     // list, 410 (the first: relist at once, no change), list, 410 (false), list (true), 410 (false), list (true), watch.
     await api.untilWatches(4);
