@@ -10,6 +10,8 @@ import { benchNodeEnv, benchNodeFlags } from './node-flags.js';
 import type { GeneratorStats, LoadGeneratorCall, LoadGeneratorData } from './load-generator.js';
 import type { Load, LatencyResult } from './webhook-load.js';
 import { placeInCpuGroup } from './cgroups.js';
+import { raiseGenerator } from './realtime.js';
+import { log } from './util.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 // Under node_modules/.cache: never linted nor committed, and the bundle's imports resolve from there.
@@ -110,6 +112,9 @@ export class LoadGenerator {
     child.once('exit', () => live.delete(child));
     const g = new LoadGenerator(child);
     await g.call({ type: 'init', data });
+    // After init, when its threads exist (later ones inherit the policy); the runs report the policy it got.
+    const raised = raiseGenerator(child.pid);
+    if (raised && !raised.applied) log(`--generator-realtime: ${raised.reason}; the load generator runs at the normal policy`);
     return g;
   }
 

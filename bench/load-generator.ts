@@ -30,6 +30,8 @@ export interface GeneratorStats {
   clientCpuPercent: number;
   /** Milliseconds its thread was ready to run but waiting for a CPU (Linux), per second of the run. */
   clientRunQueueMsPerS?: number;
+  /** Its thread's scheduling policy as the kernel reports it (Linux): `normal`, or `SCHED_FIFO N` with --generator-realtime. */
+  clientPolicy?: string;
 }
 
 /** This thread's nanoseconds waiting in the run queue (Linux: /proc/thread-self/schedstat); undefined elsewhere. */
@@ -37,6 +39,19 @@ function runQueueNs(): number | undefined {
   try {
     const wait = Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]);
     return Number.isFinite(wait) ? wait : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** This thread's policy from /proc/thread-self/stat (fields 40 rt_priority, 41 policy); undefined elsewhere. */
+function schedulingPolicy(): string | undefined {
+  try {
+    const stat = readFileSync('/proc/thread-self/stat', 'utf8');
+    // The command name (field 2) may hold spaces: count from after its closing parenthesis (field 3 on).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const [priority, policy] = [Number(fields[40 - 3]), Number(fields[41 - 3])];
+    return policy === 0 ? 'normal' : policy === 1 ? `SCHED_FIFO ${priority}` : policy === 2 ? `SCHED_RR ${priority}` : `policy ${policy}`;
   } catch {
     return undefined;
   }
@@ -77,6 +92,7 @@ async function handle(msg: LoadGeneratorRequest): Promise<unknown> {
     ...(wait0 !== undefined && wait1 !== undefined ? { clientRunQueueMsPerS: (wait1 - wait0) / 1e6 / seconds } : {}),
     clientEventLoop: { p50: delay(loop.percentile(50)), p99: delay(loop.percentile(99)), max: delay(loop.max) },
     clientCpuPercent: (100 * (cpu.user + cpu.system)) / 1000 / (performance.now() - t0),
+    clientPolicy: schedulingPolicy(),
   };
   return { ...result, ...stats };
 }

@@ -209,7 +209,9 @@ export function markdown(report: RunReport): string {
       });
       row(`… load generator at ${rate}/s: sent late p99 / max ms; its event-loop delay max ms; CPU % of a core`, '', (r) => {
         const d = at(r, rate);
-        return d ? `${ms(d.sendLateness.p99)} / ${ms(d.sendLateness.max)}; ${ms(d.clientEventLoop.max)}; ${f(d.clientCpuPercent, 0)}` : '–';
+        return d
+          ? `${ms(d.sendLateness.p99)} / ${ms(d.sendLateness.max)}; ${ms(d.clientEventLoop.max)}; ${f(d.clientCpuPercent, 0)}${d.clientPolicy && d.clientPolicy !== 'normal' ? ` (${d.clientPolicy})` : ''}`
+          : '–';
       });
       row(`… event-loop delay p99 / max ms at ${rate}/s: admission thread; HNC's main thread (longest GC ms)`, '', (r) => {
         const d = at(r, rate);
@@ -253,13 +255,21 @@ export function markdown(report: RunReport): string {
       }),
     );
     row(
+      '… during the propagation: p50 / p99 ms from the actual send (the generator’s own lateness left out)',
+      '',
+      wh((w) =>
+        w.duringPropagation ? `${ms(w.duringPropagation.during.fromSend.p50)} / ${ms(w.duringPropagation.during.fromSend.p99)}` : '–',
+      ),
+    );
+    row(
       '… during the propagation: load generator sent late p99 / max ms; event-loop delay max ms: admission thread (longest GC) / HNC main / generator',
       '',
       wh((w) => {
         const d = w.duringPropagation;
         if (!d) return '–';
         const a = d.all.admissionEventLoop;
-        return `${ms(d.during.sendLateness.p99)} / ${ms(d.during.sendLateness.max)}; ${a ? `${ms(a.max)} (${ms(a.gcMaxMs)})` : '–'} / ${ms(d.all.serverEventLoop.max)} / ${ms(d.all.clientEventLoop.max)}`;
+        const policy = d.all.clientPolicy && d.all.clientPolicy !== 'normal' ? ` (generator at ${d.all.clientPolicy})` : '';
+        return `${ms(d.during.sendLateness.p99)} / ${ms(d.during.sendLateness.max)}; ${a ? `${ms(a.max)} (${ms(a.gcMaxMs)})` : '–'} / ${ms(d.all.serverEventLoop.max)} / ${ms(d.all.clientEventLoop.max)}${policy}`;
       }),
     );
     row(

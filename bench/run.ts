@@ -14,6 +14,7 @@ import { TOPOLOGIES, type TopologyName } from './topology.js';
 import { markdown, type RunReport } from './report.js';
 import { buildChild, killAllChildren } from './hnc-process.js';
 import { log } from './util.js';
+import { generatorRealtimePriority, useRealtimeGenerator } from './realtime.js';
 import { runHrq } from './hrq.js';
 import { goManagerBinary } from './hnc-go.js';
 import { activateCpuGroups, CgroupsUnavailable, CpuGroups, parseCpus, parseShares, placeInCpuGroup } from './cgroups.js';
@@ -58,6 +59,7 @@ const { values: flags } = parseArgs({
     cgroups: { type: 'boolean', default: false },
     'cgroup-shares': { type: 'string' },
     'cgroup-cpus': { type: 'string' },
+    'generator-realtime': { type: 'string' },
     out: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -106,6 +108,10 @@ const USAGE = `Usage: npm run bench -- [--quick | --size N] [--topology wide,ful
   --cgroup-cpus SPEC      with --cgroups, which CPUs a group may run on (cgroup v1 cpuset), e.g. controller=1,control-plane=0,
                           load=0,harness=0 (a core of its own, as kubelet's static CPU manager gives a Guaranteed pod);
                           unset groups keep every CPU; + joins CPUs in a list (0+2)
+  --generator-realtime N  run the webhook load generator's threads at SCHED_FIFO priority N (1-99; needs root or CAP_SYS_NICE):
+                          the measuring instrument gets a core when it needs one, as the API server, HNC's real client, has
+                          cores of its own in a cluster; HNC and the control plane keep the normal policy. Each webhook
+                          figure in the report names the policy the generator ran at
   --out DIR               where results go (default bench/results)
 `;
 
@@ -162,6 +168,7 @@ async function main(): Promise<void> {
       cpuGroups = `flat (--cgroups asked for, not available: ${err.message.replace(/^--cgroups: /, '')})`;
     }
   }
+  if (flags['generator-realtime'] !== undefined) useRealtimeGenerator(int('generator-realtime', flags['generator-realtime'], 0));
   const outDir = flags.out ?? join(HERE, 'results');
   const stamp = new Date().toISOString().replace(/[:]/g, '-').slice(0, 19);
   const base = join(
@@ -236,6 +243,7 @@ async function main(): Promise<void> {
         profileDir: undefined,
         sharedPlane: shared,
         cpuGroups,
+        generatorRealtime: generatorRealtimePriority() ?? 'off',
       },
     },
     results: [],

@@ -344,6 +344,8 @@ export interface EventLoops {
   clientCpuPercent: number;
   /** The load generator's thread: ms per second it waited for a CPU (Linux). */
   clientRunQueueMsPerS?: number;
+  /** The load generator's scheduling policy (`normal`, or `SCHED_FIFO N` with --generator-realtime). */
+  clientPolicy?: string;
   /** Cores busy on average during the load, by process (kube-apiserver, etcd, hnc, generator, bench, others, machine). */
   coresBusy?: Record<string, number>;
 }
@@ -1173,7 +1175,7 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
           refusedCreates: refused,
         };
         log(
-          `${name}: webhook at ${rate}/s while a Role is copied to ${D} namespaces (${refused} refused creates; ${(to - from).toFixed(0)} ms, floor ${duringPropagation.floorMs.toFixed(0)} ms): p50 ${during.overall.p50.toFixed(2)} ms, p99 ${during.overall.p99.toFixed(2)} ms, max ${during.overall.max.toFixed(1)} ms (at most ${during.maxInFlight} in flight, ${during.requests} reviews, generator late p99 ${during.sendLateness.p99.toFixed(2)} ms, ${during.newConnections} new connections${duringPropagation.covered ? '' : ', the load ended before the propagation'}); event-loop delay max: HNC main ${all.serverEventLoop.max.toFixed(1)} ms, admission thread ${all.admissionEventLoop?.max.toFixed(1) ?? '–'} ms, generator ${all.clientEventLoop.max.toFixed(1)} ms`,
+          `${name}: webhook at ${rate}/s while a Role is copied to ${D} namespaces (${refused} refused creates; ${(to - from).toFixed(0)} ms, floor ${duringPropagation.floorMs.toFixed(0)} ms): p50 ${during.overall.p50.toFixed(2)} ms, p99 ${during.overall.p99.toFixed(2)} ms, max ${during.overall.max.toFixed(1)} ms (from the actual send p99 ${during.fromSend.p99.toFixed(2)} ms; at most ${during.maxInFlight} in flight, ${during.requests} reviews, generator late p99 ${during.sendLateness.p99.toFixed(2)} ms${all.clientPolicy && all.clientPolicy !== 'normal' ? ` at ${all.clientPolicy}` : ''}, ${during.newConnections} new connections${duringPropagation.covered ? '' : ', the load ended before the propagation'}); event-loop delay max: HNC main ${all.serverEventLoop.max.toFixed(1)} ms, admission thread ${all.admissionEventLoop?.max.toFixed(1) ?? '–'} ms, generator ${all.clientEventLoop.max.toFixed(1)} ms`,
         );
         tracker.expect(expected);
         await admin.delete(`${collection('roles', topology.root)}/${src.name}`);
