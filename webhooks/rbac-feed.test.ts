@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { KubeClient } from '../kube/client.js';
 import { createLogger } from '../kube/log.js';
@@ -210,5 +211,147 @@ describe('RbacFeed freshness', () => {
       { k: 'ClusterRole', synced: false },
       { k: 'ClusterRoleBinding', synced: false },
     ]);
+  });
+});
+
+describe('RbacFeed over real watches', () => {
+  const CR = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
+  const CRB = '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings';
+  type Obj = { metadata: { name: string; resourceVersion?: string } } & Record<string, unknown>;
+  type Res = PassThrough & { statusCode: number; complete: boolean; headers: object };
+
+  /** Two collections served to real Reflectors: lists, watches the test writes to, and a 410 on demand. */
+  class FakeApi {
+    private rv = 10;
+    private readonly objects = new Map<string, Map<string, Obj>>();
+    readonly watches = new Map<string, Res>();
+    /** Collections whose next watch is answered 410 Gone (history expired: the reflector relists). */
+    readonly gone = new Set<string>();
+    private readonly waiters = new Set<() => void>();
+
+    /** Creates or replaces an object; with `event`, the open watch is told. */
+    set(path: string, obj: Obj, event?: 'ADDED' | 'MODIFIED'): void {
+      const stored = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } };
+      if (!this.objects.has(path)) this.objects.set(path, new Map());
+      this.objects.get(path)!.set(obj.metadata.name, stored);
+      if (event) this.send(path, event, stored);
+    }
+
+    /** Deletes an object; with `event`, the open watch is told. */
+    delete(path: string, name: string, event: boolean): void {
+      const old = this.objects.get(path)?.get(name);
+      this.objects.get(path)?.delete(name);
+      this.rv++;
+      if (event && old) this.send(path, 'DELETED', { ...old, metadata: { ...old.metadata, resourceVersion: String(this.rv) } });
+    }
+
+    /** Ends the open watch as its server-side timeout does (a bookmark, then the end); the next watch gets a 410: a relist. */
+    expire(path: string): void {
+      this.send(path, 'BOOKMARK', { metadata: { resourceVersion: String(this.rv) } });
+      this.gone.add(path);
+      const w = this.watches.get(path);
+      this.watches.delete(path);
+      w?.end();
+    }
+
+    private send(path: string, type: string, object: unknown): void {
+      this.watches.get(path)?.write(Buffer.from(JSON.stringify({ type, object }) + '\n'));
+    }
+
+    notify(): void {
+      for (const w of [...this.waiters]) w();
+    }
+
+    /** Resolves once pred holds (re-checked after each batch applied and each watch opened); rejects at a bound. */
+    until(pred: () => boolean, what: string): Promise<void> {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (!pred()) return;
+          this.waiters.delete(check);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          this.waiters.delete(check);
+          reject(new Error(`timed out waiting for: ${what}`));
+        }, 3000);
+        this.waiters.add(check);
+        check();
+      });
+    }
+
+    readonly client = {
+      stream: (path: string, query: Record<string, unknown>, signal?: AbortSignal) => {
+        const res = Object.assign(new PassThrough(), { statusCode: 200, complete: false, headers: {} }) as Res;
+        signal?.addEventListener('abort', () => res.destroy(new Error('aborted')));
+        if (!query.watch) {
+          const items = [...(this.objects.get(path)?.values() ?? [])];
+          res.end(JSON.stringify({ kind: 'List', metadata: { resourceVersion: String(this.rv) }, items }));
+        } else if (this.gone.delete(path)) {
+          res.statusCode = 410;
+          res.end(JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired' }));
+        } else {
+          this.watches.set(path, res);
+          setImmediate(() => this.notify());
+        }
+        return Promise.resolve({ res });
+      },
+    } as unknown as KubeClient;
+  }
+
+  const check = { verb: 'update', group: 'hnc.x-k8s.io', resource: 'hierarchyconfigurations', namespace: 'a' };
+  const editor: Obj = { metadata: { name: 'editor' }, rules: hierarchyEditor };
+  const binding = (user: string): Obj => ({
+    metadata: { name: 'b' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'editor' },
+    subjects: [{ kind: 'User', name: user }],
+  });
+
+  it('follows deletions, an object re-created under the same name, and a 410 relist that missed both', async () => {
+    const api = new FakeApi();
+    const index = new RbacIndex();
+    const sent: RbacChange[] = [];
+    const f = new RbacFeed({
+      client: api.client,
+      logger: createLogger({ level: 'silent' }),
+      send: (c) => {
+        sent.push(...c);
+        index.apply(c);
+        api.notify();
+      },
+    });
+    const allowed = (username: string) => index.allows({ username }, check) === true;
+    api.set(CR, editor);
+    api.set(CRB, binding('alice'));
+    f.roles.synced(true);
+    f.roleBindings.synced(true);
+    f.start();
+    try {
+      await api.until(() => allowed('alice') && api.watches.size === 2, 'the first lists, and both watches open');
+      // Deleted and re-created for someone else, as the watch tells it.
+      api.delete(CRB, 'b', true);
+      api.set(CRB, binding('bob'), 'ADDED');
+      await api.until(() => allowed('bob'), "bob's binding");
+      expect(allowed('alice')).toBe(false);
+      // The same again, unseen (the watch's history expired): the relist finds the new object under the old name.
+      api.delete(CRB, 'b', false);
+      api.set(CRB, binding('carol'));
+      api.expire(CRB);
+      await api.until(() => allowed('carol'), 'the relist of ClusterRoleBindings');
+      expect(allowed('bob')).toBe(false);
+      // A role deleted unseen: the relist of ClusterRoles takes it out.
+      api.delete(CR, 'editor', false);
+      api.expire(CR);
+      await api.until(() => index.clusterRoleRules('editor') === undefined, 'the relist of ClusterRoles');
+      expect(index.synced).toBe(true);
+      expect(allowed('carol')).toBe(false);
+      // Created again later: the binding that refers to it grants again.
+      api.set(CR, editor, 'ADDED');
+      await api.until(() => allowed('carol'), 'the ClusterRole re-created');
+      // A watch ended by the server and a first 410 are expected restarts: the copy was never unsynced.
+      expect(sent.filter((c) => 'fresh' in c || ('synced' in c && !c.synced))).toEqual([]);
+    } finally {
+      await f.stop();
+    }
   });
 });
