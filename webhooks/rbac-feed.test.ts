@@ -175,6 +175,17 @@ describe('RbacFeed freshness', () => {
     expect(index.allows(alice, check)).toBeUndefined();
   });
 
+  it('sends a failure after the first list even when the watch had reported failing before it', async () => {
+    const { sent, health } = withFakeWatches();
+    // Today's Reflector starts unhealthy without saying so; this keeps the feed right if it ever says so.
+    health('ClusterRoleBinding', false);
+    health('ClusterRoleBinding', true);
+    await turn();
+    sent.length = 0;
+    health('ClusterRoleBinding', false);
+    expect(sent).toEqual([[{ k: 'ClusterRoleBinding', fresh: false }]]);
+  });
+
   it('unsyncs Roles or RoleBindings while the propagator reports its watch failing, until it delivers again', async () => {
     const { f, index, sent, health } = withFakeWatches();
     const { roles, roleBindings } = f;

@@ -104,6 +104,8 @@ export class RbacFeed {
         onHealth: (healthy, reason) => {
           if (healthy && !listed) {
             listed = true;
+            // As the propagators' synced: a sync starts the kind fresh, whatever was reported before it.
+            this.stale.delete(kind);
             this.push({ k: kind, synced: true });
           } else this.fresh(kind, healthy, reason);
         },
