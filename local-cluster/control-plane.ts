@@ -7,7 +7,7 @@ import { tmpdir, homedir } from 'node:os';
 import { join } from 'node:path';
 import { CertificateAuthority, newSigningKeyPair, type PemPair } from '../kube/pki.js';
 import { findBinaries, ControlPlaneError, type Binaries } from './binaries.js';
-import { Component, reapStale } from './process.js';
+import { Component, formatReport, reapStale, RestartBudget, type ComponentReport } from './process.js';
 import { renderKubeconfig } from './kubeconfig.js';
 
 export { ControlPlaneError } from './binaries.js';
@@ -165,8 +165,11 @@ export class LocalControlPlane {
   private bins!: Binaries;
   ports!: Ports;
   private stopped = false;
-  private readonly restarts: number[] = [];
-  private failed = false;
+  private readonly budget = new RestartBudget(MAX_RESTARTS, RESTART_WINDOW_MS);
+  /** Per component: its restarts, whether its last start passed its readiness check, why its last restart failed. */
+  private readonly supervised = new Map<Component, { restarts: number; ready: boolean; restartError?: string }>();
+  /** The line given to onFailure, once given. */
+  private failure?: string;
   /** Restarts of crashed components so far (each one logged). */
   restartCount = 0;
   /** Seconds from the call of start() until every check passed. */
@@ -225,6 +228,38 @@ export class LocalControlPlane {
     return { url: `https://127.0.0.1:${port}${path}`, caBundle: Buffer.from(this.ca.certPem).toString('base64') };
   }
 
+  /** What the supervisor knows of each component: state, restarts, exits, last log lines. */
+  supervision(): { restartCount: number; failure?: string; components: ComponentReport[] } {
+    return {
+      restartCount: this.restartCount,
+      failure: this.failure,
+      components: this.components.map((c) => {
+        const s = this.record(c);
+        return {
+          name: c.name,
+          pid: c.pid,
+          state: c.exit ? 'down' : s.ready ? 'up' : 'starting',
+          restarts: s.restarts,
+          exits: [...c.exits],
+          restartError: s.restartError,
+          logFile: c.logFile,
+          tail: c.tail(12),
+        };
+      }),
+    };
+  }
+
+  /** supervision() as lines, for a failure message. */
+  report(): string {
+    return formatReport(this.supervision());
+  }
+
+  private record(c: Component): { restarts: number; ready: boolean; restartError?: string } {
+    let r = this.supervised.get(c);
+    if (!r) this.supervised.set(c, (r = { restarts: 0, ready: false }));
+    return r;
+  }
+
   /** Sends a signal to one component as a crash would (tests of supervision). */
   kill(name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager', signal: NodeJS.Signals = 'SIGKILL'): void {
     const pid = this.components.find((c) => c.name === name)?.pid;
@@ -239,29 +274,35 @@ export class LocalControlPlane {
 
   /** Restarts a component that ended by itself, within the limit; else reports one line and gives up. */
   private async recover(c: Component, exit: { code: number | null; signal: NodeJS.Signals | null }): Promise<void> {
-    if (this.stopped || this.failed) return;
+    if (this.stopped || this.failure !== undefined) return;
     const what = `${c.name} exited unexpectedly (${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`})`;
-    const now = Date.now();
-    while (this.restarts.length && now - this.restarts[0]! > RESTART_WINDOW_MS) this.restarts.shift();
-    if (this.restarts.length >= MAX_RESTARTS) {
+    const rec = this.record(c);
+    rec.ready = false;
+    if (!this.budget.take(Date.now())) {
       return this.fail(`${what} after ${MAX_RESTARTS} restarts within ${RESTART_WINDOW_MS / 60_000} minutes; see ${c.logFile}`);
     }
-    this.restarts.push(now);
     this.restartCount++;
+    rec.restarts++;
+    rec.restartError = undefined;
     this.log(`control plane: ${what}; restarting it`);
+    c.start();
+    // A crash of this process while we wait starts another recover(): only the latest one reports.
+    const pid = c.pid;
     try {
-      c.start();
       await this.waitReady(c, Date.now() + (this.opts.startTimeoutMs ?? 120_000));
+      if (c.pid !== pid) return;
+      rec.ready = true;
       this.log(`control plane: ${c.name} is running again`);
     } catch (err) {
-      if (this.stopped) return;
-      this.fail(`${what} and could not be restarted: ${(err as Error).message.split('\n')[0]}`);
+      if (this.stopped || c.pid !== pid) return;
+      rec.restartError = (err as Error).message.split('\n')[0];
+      this.fail(`${what} and could not be restarted: ${rec.restartError}`);
     }
   }
 
   private fail(message: string): void {
-    if (this.failed || this.stopped) return;
-    this.failed = true;
+    if (this.failure !== undefined || this.stopped) return;
+    this.failure = message;
     if (this.opts.onFailure) this.opts.onFailure(`the local control plane failed: ${message}`);
     else this.log(`control plane: ${message}`);
   }
@@ -285,9 +326,12 @@ export class LocalControlPlane {
   async restartApiServer(): Promise<void> {
     const api = this.components.find((c) => c.name === 'kube-apiserver');
     if (!api) throw new ControlPlaneError('kube-apiserver is not running');
+    const rec = this.record(api);
+    rec.ready = false;
     await api.stop();
     api.start();
     await this.waitApiServer(api, Date.now() + (this.opts.startTimeoutMs ?? 120_000));
+    rec.ready = true;
   }
 
   async stop(): Promise<void> {
@@ -321,6 +365,7 @@ export class LocalControlPlane {
         throw err instanceof StartFailure ? new ControlPlaneError(err.message) : err;
       }
     }
+    for (const c of this.components) this.record(c).ready = true;
     this.startSeconds = (Date.now() - t0) / 1000;
     writeFileSync(
       join(this.stateDir, 'state.json'),

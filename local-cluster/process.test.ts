@@ -5,7 +5,7 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, existsSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Component, reapStale } from './process.js';
+import { Component, formatReport, reapStale, RestartBudget, type ComponentReport } from './process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 let dir: string;
@@ -54,6 +54,19 @@ describe('Component', () => {
     expect(c.exit?.signal).toBe('SIGKILL');
   });
 
+  it('keeps its ends, a kill as unexpected and a stop as expected', async () => {
+    const c = new Component('twice', 'sleep', ['60'], dirs());
+    c.start();
+    process.kill(c.pid!, 'SIGKILL');
+    expect(await waitUntil(() => c.exit !== undefined)).toBe(true);
+    c.start();
+    await c.stop(2000);
+    expect(c.exits.map((e) => [e.signal, e.expected])).toEqual([
+      ['SIGKILL', false],
+      ['SIGTERM', true],
+    ]);
+  });
+
   it('reports an early exit with its code', async () => {
     const c = new Component('crasher', 'sh', ['-c', 'echo "listen tcp 127.0.0.1:1: bind: address already in use" >&2; exit 3'], dirs());
     c.start();
@@ -94,6 +107,79 @@ describe('Component', () => {
     expect(await waitUntil(() => !alive(ours.pid!))).toBe(true);
     expect(alive(theirs.pid!)).toBe(true);
     await theirs.stop(0);
+  });
+});
+
+describe('RestartBudget', () => {
+  it('allows max restarts within the window, then refuses until the oldest leaves it', () => {
+    const b = new RestartBudget(3, 1000);
+    expect([b.take(0), b.take(10), b.take(20), b.take(30)]).toEqual([true, true, true, false]);
+    // A refusal takes nothing: the window still holds 0, 10 and 20.
+    expect(b.take(1000)).toBe(false);
+    expect(b.take(1001)).toBe(true);
+    expect(b.take(1002)).toBe(false);
+  });
+});
+
+describe('formatReport', () => {
+  const component = (over: Partial<ComponentReport>): ComponentReport => ({
+    name: 'etcd',
+    pid: 42,
+    state: 'up',
+    restarts: 0,
+    exits: [],
+    logFile: '/state/logs/etcd.log',
+    tail: 'line 1\nline 2',
+    ...over,
+  });
+
+  it('names each component with its state, restarts and exits; log lines only of those that were not simply up', () => {
+    const at = Date.UTC(2026, 0, 1, 12, 0, 1, 250);
+    const text = formatReport({
+      restartCount: 2,
+      components: [
+        component({ restarts: 1, exits: [{ code: null, signal: 'SIGKILL', at, expected: false }] }),
+        component({
+          name: 'kube-apiserver',
+          pid: 43,
+          state: 'starting',
+          restarts: 1,
+          logFile: '/state/logs/kube-apiserver.log',
+          tail: 'dial tcp: connection refused',
+        }),
+        component({ name: 'kube-controller-manager', pid: 44 }),
+      ],
+    });
+    expect(text.split('\n')).toEqual([
+      'control plane supervision: 2 restart(s)',
+      '- etcd (pid 42): up; restarted 1 time(s); exits: signal SIGKILL at 12:00:01.250',
+      '  last lines of /state/logs/etcd.log:',
+      '    line 1',
+      '    line 2',
+      '- kube-apiserver (pid 43): starting; restarted 1 time(s)',
+      '  last lines of /state/logs/kube-apiserver.log:',
+      '    dial tcp: connection refused',
+      '- kube-controller-manager (pid 44): up; restarted 0 time(s)',
+    ]);
+  });
+
+  it('says why it gave up, and why a restart failed', () => {
+    const text = formatReport({
+      restartCount: 3,
+      failure: 'etcd exited unexpectedly (code 1) and could not be restarted: etcd exited during start',
+      components: [
+        component({
+          state: 'down',
+          restarts: 3,
+          restartError: 'etcd exited during start (code 1, signal null); last lines of /state/logs/etcd.log:',
+          exits: [{ code: 1, signal: null, at: Date.UTC(2026, 0, 1), expected: false }],
+        }),
+      ],
+    });
+    expect(text).toContain('gave up: etcd exited unexpectedly (code 1) and could not be restarted');
+    expect(text).toContain('- etcd (pid 42): down; restarted 3 time(s); exits: code 1 at 00:00:00.000');
+    expect(text).toContain('  last restart failed: etcd exited during start');
+    expect(text).toContain('    line 2');
   });
 });
 
