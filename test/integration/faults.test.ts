@@ -4,7 +4,9 @@
 // kube-controller-manager, up to a limit, past which it reports one line.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalControlPlane, MAX_RESTARTS } from '../../local-cluster/index.js';
-import { KubeClient } from '../../kube/client.js';
+import { isNotFound, KubeClient } from '../../kube/client.js';
+import { Webhook } from '../../core/api/constants.js';
+import { CONFIGURATION_PATHS } from '../../webhooks/configurations.js';
 import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_SERVICE_ACCOUNT, MANAGER_USER } from '../../kube/install.js';
 import { createLogger } from '../../kube/log.js';
 import { startHnc, type Hnc } from '../../cmd/hnc.js';
@@ -45,6 +47,16 @@ async function hnc(): Promise<Hnc> {
   });
 }
 
+/** The URL of the namespace webhook HNC registers, if it is registered. */
+async function namespaceWebhookUrl(): Promise<string | undefined> {
+  type Live = { webhooks?: Array<{ name: string; clientConfig: { url?: string } }> };
+  const live = await admin.get<Live>(CONFIGURATION_PATHS.validating).catch((err: unknown) => {
+    if (isNotFound(err)) return {} as Live;
+    throw err;
+  });
+  return live.webhooks?.find((w) => w.name === Webhook.namespaces.name)?.clientConfig.url;
+}
+
 const timed = async (fn: () => Promise<void>) => {
   const t0 = performance.now();
   await fn();
@@ -75,9 +87,23 @@ describe('stopping', () => {
   it('ends within seconds with the API server dead', async () => {
     const h = await hnc();
     await eventually(async () => (h.leader?.isLeader ? true : undefined), 'the lease');
+    // Its full webhook configuration written (it comes once the propagated types are known, in a
+    // race with the lease), so that every run stops the same HNC: one with webhooks to remove.
+    await eventually(
+      async () => ((await namespaceWebhookUrl())?.startsWith(`https://127.0.0.1:${h.webhooks!.port}/`) ? true : undefined),
+      "HNC's namespace webhook",
+    );
     await cp.stopComponent('kube-apiserver');
     expect(await timed(() => h.stop())).toBeLessThan(8000);
     await cp.restartApiServer();
+    // What this stop could not remove: a namespace webhook that fails closed, pointing at a port
+    // nobody serves, would refuse every namespace written from here on.
+    expect(await namespaceWebhookUrl()).toBeDefined();
+    for (const path of Object.values(CONFIGURATION_PATHS))
+      await admin.delete(path).catch((err: unknown) => {
+        // The mutating one may not have been written yet when the API server went.
+        if (!isNotFound(err)) throw err;
+      });
   });
 });
 
