@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +69,28 @@ describe('CPU groups', () => {
     // Placing after removal does nothing (a process started late in the benchmark's exit).
     expect(() => groups.place('load', child.pid)).not.toThrow();
     expect(groups.remove()).toEqual([]);
+  });
+
+  it('lets a SCHED_FIFO load generator into its group only with a real-time budget there', async () => {
+    if (unavailableReason() !== undefined || process.getuid?.() !== 0) return;
+    const groups = CpuGroups.create(EQUAL_SHARES);
+    cleanup.push(() => groups.remove());
+    const sleeper = async () => {
+      const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+      cleanup.push(() => child.kill('SIGKILL'));
+      await new Promise((r) => child.once('spawn', r));
+      groups.place('load', child.pid);
+      return child.pid!;
+    };
+    const fifo = (pid: number) => spawnSync('chrt', ['--fifo', '--pid', '1', String(pid)], { encoding: 'utf8' });
+    // A new group's budget is 0: the kernel refuses the policy.
+    expect(fifo(await sleeper()).stderr).toContain('Operation not permitted');
+    groups.allowRealtime('load', 500_000);
+    expect(readFileSync(join(groups.dir, 'load', 'cpu.rt_runtime_us'), 'utf8').trim()).toBe('500000');
+    const pid = await sleeper();
+    expect(fifo(pid).status).toBe(0);
+    expect(spawnSync('chrt', ['--pid', String(pid)], { encoding: 'utf8' }).stdout).toContain('SCHED_FIFO');
+    expect(groups.describe()).toContain('load may run real-time 500000 µs per period');
   });
 
   it('with CPUs asked for, places the process in a cpuset group on those CPUs too, and removes both', async () => {

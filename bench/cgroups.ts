@@ -186,6 +186,17 @@ export class CpuGroups {
     return groups;
   }
 
+  /**
+   * Lets `group`'s tasks run at a real-time policy for `runtimeUs` of each period (cpu.rt_runtime_us,
+   * 0 in a new group, where sched_setscheduler(SCHED_FIFO) then fails with EPERM). The bench's own
+   * folder gets the same budget first: a group's budget must fit in its parent's.
+   */
+  allowRealtime(group: GroupName, runtimeUs: number): void {
+    for (const d of [this.dir, join(this.dir, group)]) writeFileSync(join(d, 'cpu.rt_runtime_us'), String(runtimeUs));
+    this.realtime = { group, runtimeUs };
+  }
+  private realtime?: { group: GroupName; runtimeUs: number };
+
   /** Moves the process (all its threads; its children started later follow it) into `group`. */
   place(group: GroupName, pid: number | undefined): void {
     if (pid === undefined || this.removed) return;
@@ -211,7 +222,8 @@ export class CpuGroups {
   /** One line for the report. */
   describe(): string {
     const cpus = this.cpuset ? `; cpuset.cpus ${GROUPS.map((g) => `${g} ${this.cpuset!.cpus[g]}`).join(', ')}` : '';
-    return `cgroup v1 cpu groups, cpu.shares ${GROUPS.map((g) => `${g} ${this.shares[g]}`).join(', ')}${cpus}`;
+    const rt = this.realtime ? `; ${this.realtime.group} may run real-time ${this.realtime.runtimeUs} µs per period` : '';
+    return `cgroup v1 cpu groups, cpu.shares ${GROUPS.map((g) => `${g} ${this.shares[g]}`).join(', ')}${cpus}${rt}`;
   }
 
   /** Moves what is left back to the root group and removes the groups; idempotent. Returns what could not be removed. */
