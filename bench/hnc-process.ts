@@ -112,7 +112,7 @@ export class LoadGenerator {
     child.once('exit', () => live.delete(child));
     const g = new LoadGenerator(child);
     await g.call({ type: 'init', data });
-    // After init, when its threads exist (later ones inherit the policy); the runs report the policy it got.
+    // After init; the runs report the policy its event loop's thread got.
     const raised = raiseGenerator(child.pid);
     if (raised && !raised.applied) log(`--generator-realtime: ${raised.reason}; the load generator runs at the normal policy`);
     return g;
