@@ -5,7 +5,7 @@ import { generatorRealtimePriority, raiseGenerator, useRealtimeGenerator } from 
 type Run = typeof execFileSync;
 
 describe('the load generator at SCHED_FIFO (--generator-realtime)', () => {
-  it('does nothing until asked, then moves the generator's main thread with chrt', () => {
+  it("does nothing until asked, then moves the generator's main thread with chrt", () => {
     const calls: string[][] = [];
     const run = ((cmd: string, args: string[]) => {
       calls.push([cmd, ...args]);
