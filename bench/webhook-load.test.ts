@@ -38,6 +38,20 @@ describe('drive, open loop', () => {
     expect(res.bySubjectAccessReview.without.n).toBe(20);
   });
 
+  it('never times a request for less than it took: one sent before its due time is timed from its send', async () => {
+    // Each answer takes at least 1.5 ms of the generator's own clock. Timers fire on whole
+    // milliseconds, so many requests go out up to a millisecond before they are due.
+    const SERVICE_MS = 1.5;
+    const send = () => {
+      for (const end = performance.now() + SERVICE_MS; performance.now() < end;);
+      return Promise.resolve(ok());
+    };
+    const res = await drive({ mode: 'open', rate: 300 }, 150, send, true);
+    const took = res.samples!.map((s) => s.ms);
+    expect(Math.min(...took)).toBeGreaterThanOrEqual(SERVICE_MS);
+    expect(res.fromSend.p50).toBeGreaterThanOrEqual(SERVICE_MS);
+  });
+
   it('keeps sending on schedule while earlier requests are still unanswered (no coordinated omission)', async () => {
     // Every answer takes 50 ms: an open loop at 400/s has about 20 in flight, a closed one would have 1.
     const send = () => new Promise<Sent>((r) => setTimeout(() => r(ok()), 50));

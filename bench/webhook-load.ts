@@ -105,10 +105,14 @@ export async function drive(load: Load, count: number, send: (i: number) => Prom
   const one = async (i: number, due: number) => {
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
+    // Timed from the earlier of its due time and its actual send: a request sent up to a
+    // millisecond early (timers fire on whole milliseconds, below) is timed from when it went out,
+    // never credited with the time before it was sent.
+    const start = Math.min(due, performance.now());
     const late = Math.max(0, performance.now() - due);
     try {
       const sent = await send(i);
-      samples.push({ ...sent, at: performance.timeOrigin + due, ms: performance.now() - due, late });
+      samples.push({ ...sent, at: performance.timeOrigin + due, ms: performance.now() - start, late });
     } finally {
       inFlight--;
     }
