@@ -157,7 +157,8 @@ async function main(): Promise<void> {
   if (flags.cgroups) {
     try {
       const groups = CpuGroups.create(shares, undefined, cgroupCpus);
-      // A FIFO generator in a group of its own needs a real-time budget there (0.9 of each period: at 500 reviews/s it uses about half a core, and its saturation run all it gets).
+      // A FIFO generator in a group of its own needs a real-time budget there: 0.9 of each period
+      // (at 500 reviews/s it uses about a fifth of a core; its saturation run, all it gets).
       if (flags['generator-realtime'] !== undefined) groups.allowRealtime('load', 900_000);
       activateCpuGroups(groups);
       placeInCpuGroup('harness', process.pid);
