@@ -158,7 +158,7 @@ async function main(): Promise<void> {
     try {
       const groups = CpuGroups.create(shares, undefined, cgroupCpus);
       // A FIFO generator in a group of its own needs a real-time budget there: 0.9 of each period
-      // (at 500 reviews/s it uses about a fifth of a core; its saturation run, all it gets).
+      // (at 500 reviews/s it uses about a third of a core; its saturation run, all it gets).
       if (flags['generator-realtime'] !== undefined) groups.allowRealtime('load', 900_000);
       activateCpuGroups(groups);
       placeInCpuGroup('harness', process.pid);
