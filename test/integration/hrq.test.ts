@@ -130,8 +130,12 @@ describe('the HRQ controller', () => {
     await setParent(cluster.admin, leaf, mid);
     await makeHrq(root, 'q', { services: '10' });
     await makeHrq(other, 'q', { services: '10' });
-    // The API server's quota system counts only once the singleton's status is initialised.
-    await eventually(async () => (await cluster.admin.get<Rq>(singletonOf(leaf)).catch(() => undefined))?.status?.used, 'leaf counted');
+    // The API server's quota system counts only once the singleton's status is initialised, in
+    // every namespace that gets a service: a service created before its namespace's singleton
+    // exists is missed when the quota controller's first count reads a cache that has not seen it
+    // yet, until its periodic full recount (minutes).
+    for (const ns of [root, mid, leaf, other])
+      await eventually(async () => (await cluster.admin.get<Rq>(singletonOf(ns)).catch(() => undefined))?.status?.used, `${ns} counted`);
     await service(root, 's1');
     await service(mid, 's2');
     await service(leaf, 's3');
