@@ -113,3 +113,33 @@ export function storeOf<T extends KubeObject>(objects: readonly T[] = []): Store
   for (const o of objects) store.upsert(o);
   return store;
 }
+
+// Waiting on a condition: the fake under test calls notify() when something changed, and
+// until(pred) re-checks then. Nothing sleeps for a guessed time.
+
+/** `until(pred)` resolves once pred holds, re-checked on every `notify()`; it rejects at a bound. */
+export class Conditions {
+  private readonly waiters = new Set<() => void>();
+
+  notify(): void {
+    for (const w of [...this.waiters]) w();
+  }
+
+  until(pred: () => boolean, what: string, ms = 3000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        if (!pred()) return;
+        this.waiters.delete(check);
+        clearTimeout(timer);
+        resolve();
+      };
+      // A bound, not a guess: reaching it means the test failed.
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        reject(new Error(`timed out waiting for: ${what}`));
+      }, ms);
+      this.waiters.add(check);
+      check();
+    });
+  }
+}

@@ -5,6 +5,7 @@ import { createLogger } from '../kube/log.js';
 import type { ReflectorOptions } from '../kube/watch/reflector.js';
 import { RbacFeed, type Compact } from './rbac-feed.js';
 import { RbacIndex, type RbacChange } from './rbac-index.js';
+import { Conditions } from '../kube/testing.js';
 
 function feed() {
   const sent: RbacChange[][] = [];
@@ -231,14 +232,16 @@ describe('RbacFeed over real watches', () => {
   type Obj = { metadata: { name: string; resourceVersion?: string } } & Record<string, unknown>;
   type Res = PassThrough & { statusCode: number; complete: boolean; headers: object };
 
-  /** Two collections served to real Reflectors: lists, watches the test writes to, and a 410 on demand. */
-  class FakeApi {
+  /**
+   * Two collections served to real Reflectors: lists, watches the test writes to, and a 410 on
+   * demand. It notifies its waiters after each batch applied and each watch opened.
+   */
+  class FakeApi extends Conditions {
     private rv = 10;
     private readonly objects = new Map<string, Map<string, Obj>>();
     readonly watches = new Map<string, Res>();
     /** Collections whose next watch is answered 410 Gone (history expired: the reflector relists). */
     readonly gone = new Set<string>();
-    private readonly waiters = new Set<() => void>();
 
     /** Creates or replaces an object; with `event`, the open watch is told. */
     set(path: string, obj: Obj, event?: 'ADDED' | 'MODIFIED'): void {
@@ -267,28 +270,6 @@ describe('RbacFeed over real watches', () => {
 
     private send(path: string, type: string, object: unknown): void {
       this.watches.get(path)?.write(Buffer.from(JSON.stringify({ type, object }) + '\n'));
-    }
-
-    notify(): void {
-      for (const w of [...this.waiters]) w();
-    }
-
-    /** Resolves once pred holds (re-checked after each batch applied and each watch opened); rejects at a bound. */
-    until(pred: () => boolean, what: string): Promise<void> {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (!pred()) return;
-          this.waiters.delete(check);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          this.waiters.delete(check);
-          reject(new Error(`timed out waiting for: ${what}`));
-        }, 3000);
-        this.waiters.add(check);
-        check();
-      });
     }
 
     readonly client = {

@@ -11,6 +11,7 @@ import { CertificateAuthority } from '../pki.js';
 import { Reflector } from './reflector.js';
 import type { EventType, ReflectorOptions } from './reflector.js';
 import type { Logger } from './logger.js';
+import { Conditions } from '../testing.js';
 
 const PATH = '/api/v1/namespaces';
 
@@ -18,31 +19,6 @@ interface Ns {
   apiVersion?: string;
   kind?: string;
   metadata: { name: string; resourceVersion?: string; labels?: Record<string, string> };
-}
-
-/** Something to wait on: `until(pred)` resolves once pred holds, re-checked on every `notify()`. */
-class Conditions {
-  private readonly waiters = new Set<() => void>();
-  notify(): void {
-    for (const w of [...this.waiters]) w();
-  }
-  until(pred: () => boolean, what: string, ms = 3000): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const check = (): void => {
-        if (!pred()) return;
-        this.waiters.delete(check);
-        clearTimeout(timer);
-        resolve();
-      };
-      // A bound, not a guess: reaching it means the test failed.
-      const timer = setTimeout(() => {
-        this.waiters.delete(check);
-        reject(new Error(`timed out waiting for: ${what}`));
-      }, ms);
-      this.waiters.add(check);
-      check();
-    });
-  }
 }
 
 /** One open watch request on the fake server. */
