@@ -105,18 +105,26 @@ export class HostChangeError extends Error {
   override name = 'HostChangeError';
 }
 
+/**
+ * Refuses if a local node runs on this host, and undoes what one that ended without stopping left
+ * (its journal). Returns what was undone (empty: there was no such run, or it left nothing).
+ */
+export function recoverHost(log: (l: string) => void): string[] {
+  const old = readJournal();
+  if (!old) return [];
+  if (ownerRuns(old)) {
+    throw new HostChangeError(`a local node is already running (process ${old.pid}, state in ${old.stateDir}); stop it first`);
+  }
+  log(`local node: a previous run (process ${old.pid}) ended without stopping; undoing what it left on this host`);
+  const t0 = Date.now();
+  const undone = undoHostChanges(old, log);
+  log(`local node: undone in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${undone.length ? undone.join('; ') : 'nothing was left'}`);
+  return undone;
+}
+
 /** Takes the host for a new node: refuses if one runs, undoes what a crashed one left, writes the new journal. */
 export function beginHostChanges(stateDir: string, bridge: string, log: (l: string) => void): HostJournal {
-  const old = readJournal();
-  if (old) {
-    if (ownerRuns(old)) {
-      throw new HostChangeError(`a local node is already running (process ${old.pid}, state in ${old.stateDir}); stop it first`);
-    }
-    log(`local node: a previous run (process ${old.pid}) ended without stopping; undoing what it left on this host`);
-    const t0 = Date.now();
-    const undone = undoHostChanges(old, log);
-    log(`local node: undone in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${undone.length ? undone.join('; ') : 'nothing was left'}`);
-  }
+  recoverHost(log);
   mkdirSync(JOURNAL_DIR, { recursive: true, mode: 0o700 });
   const journal: HostJournal = {
     pid: process.pid,

@@ -25,6 +25,7 @@ export {
   buildNodeImages,
   ensureNodePackages,
   leftovers,
+  recoverHost,
   type NodeBinaries,
   type NodeControlPlane,
   type LocalNodeOptions,

@@ -14,6 +14,7 @@ import { freePort, loadClusterCa, type LocalControlPlane } from '../control-plan
 import { renderKubeconfig } from '../kubeconfig.js';
 import { Component } from '../process.js';
 import { beginHostChanges, undoHostChanges, writeSysctl, type HostJournal } from './host.js';
+export { recoverHost } from './host.js';
 import { lastLine, runScript } from '../../kube/script.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

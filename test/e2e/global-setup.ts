@@ -6,7 +6,7 @@ import type { TestProject } from 'vitest/node';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { LocalControlPlane } from '../../local-cluster/index.js';
-import { leftovers, prepareLocalNode, startLocalNode, type LocalNode } from '../../local-cluster/node/index.js';
+import { leftovers, prepareLocalNode, recoverHost, startLocalNode, type LocalNode } from '../../local-cluster/node/index.js';
 import { renderInstall } from '../../scripts/build-install.js';
 import { rmSync, writeFileSync } from 'node:fs';
 import { crashANode, type RecoveryReport } from './node-recovery.js';
@@ -40,6 +40,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Packages, binaries and images first: none of it needs the control plane.
   const prepared = await prepareLocalNode({ hncImage: HNC_IMAGE, log });
   log(`e2e: packages, node binaries and images ready in ${secs(t0)} s`);
+  // A run killed on this host (a cancelled job) left its node's changes and journal. Undo them
+  // first, as any node start would, so that the host the teardown compares with is without them.
+  recoverHost(log);
   const cp = await LocalControlPlane.start({ withNode: true, log });
   log(`e2e: control plane ready in ${cp.startSeconds.toFixed(1)} s`);
   let node: LocalNode | undefined;
@@ -74,6 +77,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   } catch (err) {
     await node?.stop();
     await cp.stop();
+    // A rehearsal that failed after its node was killed leaves what the recovery was to undo.
+    recoverHost(log);
     rmSync(prepared.imageDir, { recursive: true, force: true });
     throw err;
   }

@@ -85,14 +85,22 @@ export async function crashANode(cp: NodeControlPlane, prepared: PreparedNode, l
     60_000,
   );
   // Mid-run means every daemon has made its changes: kube-proxy's and kube-router's chains too.
-  await eventually(
-    async () => {
-      const rules = spawnSync('iptables-save', [], { encoding: 'utf8' }).stdout ?? '';
-      return /^:KUBE-SERVICES /m.test(rules) && /^:KUBE-ROUTER-INPUT /m.test(rules) ? true : undefined;
-    },
-    "kube-proxy's and kube-router's chains",
-    60_000,
-  );
+  // kube-proxy makes its chains one command at a time (filter first) and then writes all its
+  // rules at once: the API server's service rule in the nat table means its first sync is done.
+  // (A wait for the filter table's chain once let the crash come before the nat table's.)
+  const table = (t: string) => spawnSync('iptables-save', ['-t', t], { encoding: 'utf8' }).stdout ?? '';
+  try {
+    await eventually(
+      async () =>
+        /^-A KUBE-SERVICES .*default\/kubernetes/m.test(table('nat')) && /^:KUBE-ROUTER-INPUT /m.test(table('filter')) ? true : undefined,
+      "kube-proxy's and kube-router's rules",
+      120_000,
+    );
+  } catch (err) {
+    child.kill('SIGKILL');
+    await exited;
+    throw new Error(`${(err as Error).message}\nthe daemons' log:\n${readTail(daemonLog)}`);
+  }
   const podRunning = (Date.now() - t0) / 1000;
   child.kill('SIGKILL');
   await exited;
