@@ -86,13 +86,14 @@ export async function crashANode(cp: NodeControlPlane, prepared: PreparedNode, l
   );
   // Mid-run means every daemon has made its changes: kube-proxy's and kube-router's chains too.
   // kube-proxy makes its chains one command at a time (filter first) and then writes all its
-  // rules at once: the API server's service rule in the nat table means its first sync is done.
+  // rules at once: the nat table's jump to KUBE-NODEPORTS (always its last service rule, with or
+  // without services) means its first sync is done.
   // (A wait for the filter table's chain once let the crash come before the nat table's.)
   const table = (t: string) => spawnSync('iptables-save', ['-t', t], { encoding: 'utf8' }).stdout ?? '';
   try {
     await eventually(
       async () =>
-        /^-A KUBE-SERVICES .*default\/kubernetes/m.test(table('nat')) && /^:KUBE-ROUTER-INPUT /m.test(table('filter')) ? true : undefined,
+        /^-A KUBE-SERVICES .* -j KUBE-NODEPORTS$/m.test(table('nat')) && /^:KUBE-ROUTER-INPUT /m.test(table('filter')) ? true : undefined,
       "kube-proxy's and kube-router's rules",
       120_000,
     );
