@@ -49,7 +49,17 @@ export interface HostJournal {
   netnsBefore: string[];
   netnsDirExisted: boolean;
   runContainerdExisted: boolean;
+  /**
+   * Whether these existed before the node started (absent in a journal of an older version: taken
+   * as existing, so nothing is removed). The kubelet's device manager makes its socket folder at a
+   * fixed path, whatever its root folder.
+   */
+  varLibKubeletExisted?: boolean;
+  devicePluginsExisted?: boolean;
 }
+
+const VAR_LIB_KUBELET = '/var/lib/kubelet';
+const DEVICE_PLUGINS = '/var/lib/kubelet/device-plugins';
 
 const sysctlPath = (key: string): string => join('/proc/sys', ...key.split('.'));
 
@@ -135,6 +145,8 @@ export function beginHostChanges(stateDir: string, bridge: string, log: (l: stri
     netnsBefore: existsSync(NETNS_DIR) ? readdirSync(NETNS_DIR) : [],
     netnsDirExisted: existsSync(NETNS_DIR),
     runContainerdExisted: existsSync('/run/containerd'),
+    varLibKubeletExisted: existsSync(VAR_LIB_KUBELET),
+    devicePluginsExisted: existsSync(DEVICE_PLUGINS),
   };
   writeFileSync(JOURNAL, JSON.stringify(journal, null, 2));
   return journal;
@@ -224,6 +236,13 @@ export function undoHostChanges(j: HostJournal, log: (l: string) => void): strin
     if (j.runContainerdExisted || !existsSync('/run/containerd')) return;
     rmSync('/run/containerd', { recursive: true, force: true });
     return 'removed /run/containerd';
+  });
+  step(`removing ${DEVICE_PLUGINS}`, () => {
+    if (j.devicePluginsExisted !== false || !existsSync(DEVICE_PLUGINS)) return;
+    // The kubelet's own socket, or a device plugin's of this node: nothing else was there.
+    rmSync(DEVICE_PLUGINS, { recursive: true, force: true });
+    if (j.varLibKubeletExisted === false && readdirSync(VAR_LIB_KUBELET).length === 0) rmdirSync(VAR_LIB_KUBELET);
+    return `removed ${DEVICE_PLUGINS}`;
   });
   step('removing the state folder', () => {
     if (!existsSync(j.stateDir)) return;

@@ -390,6 +390,8 @@ state = "${join(base, 'state')}"
       `--config=${path}`,
       `--kubeconfig=${kubeconfig}`,
       `--root-dir=${root}`,
+      // Its self-signed serving certificate: by default in /var/lib/kubelet/pki, whatever the root.
+      `--cert-dir=${join(root, 'pki')}`,
       `--hostname-override=${NODE_NAME}`,
       `--node-ip=${NODE_IP}`,
       '--v=1',
