@@ -195,8 +195,15 @@ export class LocalNode {
       if (!n.spec?.podCIDR) await admin.mergePatch(`/api/v1/nodes/${NODE_NAME}`, { spec: { podCIDR: POD_CIDR, podCIDRs: [POD_CIDR] } });
       return true;
     });
-    this.component('kube-proxy', this.bins.kubeProxy, await this.kubeProxyArgs(kubeconfigs.kubeProxy));
+    const kubeProxy = this.component('kube-proxy', this.bins.kubeProxy, await this.kubeProxyArgs(kubeconfigs.kubeProxy));
     this.component('kube-scheduler', this.bins.kubeScheduler, await this.schedulerArgs(kubeconfigs.scheduler));
+    // kube-router writes back the whole filter table from a copy it read a moment before. Started
+    // beside kube-proxy, it once erased a chain kube-proxy had just made, kube-proxy's IPv4 sync
+    // failed on the jump to it and was not retried: no Service worked on the node. So it starts
+    // once kube-proxy's first IPv4 sync is complete (its chains exist from then on).
+    await this.waitFor(kubeProxy, deadline, "kube-proxy's first sync (its rules in the nat table)", async () =>
+      NODEPORTS_JUMP.test(spawnSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' }).stdout ?? ''),
+    );
     this.component('kube-router', this.bins.kubeRouter, await this.kubeRouterArgs(kubeconfigs.kubeRouter));
     let last = '';
     await this.waitFor(kubelet, deadline, 'the node to be Ready and untainted', async () => {
@@ -470,6 +477,9 @@ state = "${join(base, 'state')}"
     }
   }
 }
+
+/** kube-proxy's last service rule, written by each complete sync, services or not. */
+const NODEPORTS_JUMP = /^-A KUBE-SERVICES .* -j KUBE-NODEPORTS$/m;
 
 /** Lists leftover state (for tests of the cleanup): the node's bridge and chains, if any. */
 export function leftovers(): string[] {

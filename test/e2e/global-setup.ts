@@ -75,10 +75,19 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('nodeStateDir', node.stateDir);
     project.provide('containerdSocket', node.containerdSocket);
   } catch (err) {
-    await node?.stop();
-    await cp.stop();
-    // A rehearsal that failed after its node was killed leaves what the recovery was to undo.
-    recoverHost(log);
+    // The error is what the run reports: a failing clean-up is logged, not thrown in its place.
+    const cleanUp = async (what: string, fn: () => unknown) => {
+      try {
+        await fn();
+      } catch (e) {
+        log(`e2e: after the failed setup, ${what} failed too: ${(e as Error).message}`);
+      }
+    };
+    await cleanUp('stopping the node', () => node?.stop());
+    // A failed rehearsal leaves its node's daemons, mounts and rules (before the control plane's
+    // folder, which holds its state, can go).
+    await cleanUp("undoing the rehearsal node's changes", () => recoverHost(log));
+    await cleanUp('stopping the control plane', () => cp.stop());
     rmSync(prepared.imageDir, { recursive: true, force: true });
     throw err;
   }
