@@ -24,12 +24,13 @@ export {
   buildNodeBinaries,
   buildNodeImages,
   ensureNodePackages,
+  kubeProxySynced,
   leftovers,
-  recoverHost,
   type NodeBinaries,
   type NodeControlPlane,
   type LocalNodeOptions,
 } from './node.js';
+export { recoverHost } from './host.js';
 
 export interface PreparedNode {
   binaries: NodeBinaries;

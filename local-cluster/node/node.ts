@@ -14,7 +14,6 @@ import { freePort, loadClusterCa, type LocalControlPlane } from '../control-plan
 import { renderKubeconfig } from '../kubeconfig.js';
 import { Component } from '../process.js';
 import { beginHostChanges, undoHostChanges, writeSysctl, type HostJournal } from './host.js';
-export { recoverHost } from './host.js';
 import { lastLine, runScript } from '../../kube/script.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -201,9 +200,7 @@ export class LocalNode {
     // beside kube-proxy, it once erased a chain kube-proxy had just made, kube-proxy's IPv4 sync
     // failed on the jump to it and was not retried: no Service worked on the node. So it starts
     // once kube-proxy's first IPv4 sync is complete (its chains exist from then on).
-    await this.waitFor(kubeProxy, deadline, "kube-proxy's first sync (its rules in the nat table)", async () =>
-      NODEPORTS_JUMP.test(spawnSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' }).stdout ?? ''),
-    );
+    await this.waitFor(kubeProxy, deadline, "kube-proxy's first sync (its rules in the nat table)", async () => kubeProxySynced());
     this.component('kube-router', this.bins.kubeRouter, await this.kubeRouterArgs(kubeconfigs.kubeRouter));
     let last = '';
     await this.waitFor(kubelet, deadline, 'the node to be Ready and untainted', async () => {
@@ -478,8 +475,15 @@ state = "${join(base, 'state')}"
   }
 }
 
-/** kube-proxy's last service rule, written by each complete sync, services or not. */
-const NODEPORTS_JUMP = /^-A KUBE-SERVICES .* -j KUBE-NODEPORTS$/m;
+/**
+ * kube-proxy has completed an IPv4 sync: it makes its chains one command at a time (filter first),
+ * then writes all its rules at once, the last service rule of the nat table being the jump to
+ * KUBE-NODEPORTS (written with or without services).
+ */
+export function kubeProxySynced(): boolean {
+  const nat = spawnSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' }).stdout ?? '';
+  return /^-A KUBE-SERVICES .* -j KUBE-NODEPORTS$/m.test(nat);
+}
 
 /** Lists leftover state (for tests of the cleanup): the node's bridge and chains, if any. */
 export function leftovers(): string[] {

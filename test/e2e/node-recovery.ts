@@ -10,7 +10,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient, isNotFound } from '../../kube/client.js';
-import { BRIDGE, BUSYBOX_IMAGE, type NodeControlPlane, type PreparedNode } from '../../local-cluster/node/index.js';
+import { BRIDGE, BUSYBOX_IMAGE, kubeProxySynced, type NodeControlPlane, type PreparedNode } from '../../local-cluster/node/index.js';
 import { eventually } from '../support/cluster.js';
 import type { CrashNodeInput } from './crash-node.js';
 import { hostDiff, snapshotHost, type HostState } from './host-state.js';
@@ -84,16 +84,12 @@ export async function crashANode(cp: NodeControlPlane, prepared: PreparedNode, l
     'the rehearsal pod to run',
     60_000,
   );
-  // Mid-run means every daemon has made its changes: kube-proxy's and kube-router's chains too.
-  // kube-proxy makes its chains one command at a time (filter first) and then writes all its
-  // rules at once: the nat table's jump to KUBE-NODEPORTS (always its last service rule, with or
-  // without services) means its first sync is done.
-  // (A wait for the filter table's chain once let the crash come before the nat table's.)
-  const table = (t: string) => spawnSync('iptables-save', ['-t', t], { encoding: 'utf8' }).stdout ?? '';
+  // Mid-run means every daemon has made its changes: kube-proxy's complete first sync (a wait for
+  // one of its filter chains once let the crash come before its nat rules) and kube-router's chains.
+  const filter = () => spawnSync('iptables-save', ['-t', 'filter'], { encoding: 'utf8' }).stdout ?? '';
   try {
     await eventually(
-      async () =>
-        /^-A KUBE-SERVICES .* -j KUBE-NODEPORTS$/m.test(table('nat')) && /^:KUBE-ROUTER-INPUT /m.test(table('filter')) ? true : undefined,
+      async () => (kubeProxySynced() && /^:KUBE-ROUTER-INPUT /m.test(filter()) ? true : undefined),
       "kube-proxy's and kube-router's rules",
       120_000,
     );
