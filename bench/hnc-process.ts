@@ -9,6 +9,7 @@ import type { ChildCall, ChildStats, StartRequest } from './hnc-child.js';
 import { benchNodeEnv, benchNodeFlags } from './node-flags.js';
 import type { GeneratorStats, LoadGeneratorCall, LoadGeneratorData } from './load-generator.js';
 import type { Load, LatencyResult } from './webhook-load.js';
+import { CertificateAuthority } from '../kube/pki.js';
 import { placeInCpuGroup } from './cgroups.js';
 import { raiseGenerator } from './realtime.js';
 import { log } from './util.js';
@@ -138,6 +139,54 @@ export class LoadGenerator {
 
   async stop(): Promise<void> {
     if (this.exited) return;
+    const gone = new Promise<void>((r) => this.child.once('exit', () => r()));
+    this.child.disconnect();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
+    await gone;
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The review floor (docs/benchmarks.md, "The review floor"): a bare TLS server on a worker thread
+ * (bench/admission-cpu-server.ts, `fixed`) that reads each request to its end and writes one fixed
+ * allowed review, with no HTTP layer, no decoding and no deciding. It runs with HNC's node flags,
+ * in HNC's CPU group, so the same load against it shows what this machine gives a review that
+ * costs nothing (TLS, loopback, the wake-ups, a core), measured in the same run as HNC's figures.
+ */
+export class ReviewFloorServer {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly port: number,
+    readonly ca: string,
+  ) {}
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  static async start(): Promise<ReviewFloorServer> {
+    const ca = await CertificateAuthority.create('hnc-bench-review-floor');
+    const serving = await ca.issue({ commonName: 'review-floor', usage: 'server', ips: ['127.0.0.1'] });
+    const { file, execArgv } = await bundle('admission-cpu-server');
+    const argv = [...new Set([...execArgv, ...HNC_NODE_FLAGS]), file, '--thread'];
+    const [cmd, args] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...argv]] : [process.execPath, argv];
+    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...HNC_NODE_ENV } });
+    placeInCpuGroup('controller', child.pid);
+    live.add(child);
+    child.once('exit', () => live.delete(child));
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once('message', (m: { t: string; port?: number }) =>
+        m.port ? resolve(m.port) : reject(new Error(`review floor: ${JSON.stringify(m)}`)),
+      );
+      child.once('exit', (code) => reject(new Error(`the review floor's server exited (code ${code})`)));
+      child.send({ t: 'start', cert: serving.cert, key: serving.key, size: 0, http: 'fixed' });
+    });
+    return new ReviewFloorServer(child, port, ca.certPem);
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     const gone = new Promise<void>((r) => this.child.once('exit', () => r()));
     this.child.disconnect();
     const timer = setTimeout(() => this.child.kill('SIGKILL'), 5_000);

@@ -39,6 +39,8 @@ const { values: flags } = parseArgs({
     'webhook-rates': { type: 'string' },
     'webhook-seconds': { type: 'string' },
     'webhook-propagation-seconds': { type: 'string' },
+    'no-review-floor': { type: 'boolean', default: false },
+    'webhook-propagation-trials': { type: 'string' },
     'apiserver-rate': { type: 'string' },
     'shared-plane': { type: 'boolean' },
     'keep-logs': { type: 'boolean', default: false },
@@ -81,6 +83,8 @@ const USAGE = `Usage: npm run bench -- [--quick | --size N] [--topology wide,ful
   --webhook-seconds N     seconds of each open-loop webhook load (default 6; 1 with --quick)
   --webhook-rates LIST    offered rates (reviews/s) of the open-loop webhook loads (default 100,500; 500 with --quick)
   --webhook-propagation-seconds N  seconds of open-loop load at the highest rate while one new root Role propagates (default 6; 0: skip)
+  --webhook-propagation-trials N  copies, each under a load of its own, pooled into the figures while propagating (default 1)
+  --no-review-floor  skip the review floor: the same loads against a bare TLS server with a fixed answer in HNC's CPU group
   --apiserver-rate N      offered rate of dry-run requests through the API server (default 100)
   --webhook-concurrency N in-flight reviews of the closed-loop saturation run (default 16)
   --shared-plane          one control plane for every topology (default with --quick; else one each)
@@ -202,6 +206,8 @@ async function main(): Promise<void> {
       .map((x) => int('webhook-rates', x.trim(), 0))
       .filter((x) => x > 0),
     webhookPropagationSeconds: int('webhook-propagation-seconds', flags['webhook-propagation-seconds'], 6),
+    reviewFloor: !flags['no-review-floor'],
+    webhookPropagationTrials: int('webhook-propagation-trials', flags['webhook-propagation-trials'], 1),
     apiserverRate: int('apiserver-rate', flags['apiserver-rate'], 100),
     floorWrites: int('floor-writes', flags['floor-writes'], quick ? 300 : 2000),
     floorConcurrency: quick ? [16, 64] : [8, 32, 64],

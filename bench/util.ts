@@ -62,39 +62,54 @@ export function processCpuSeconds(pid: number | undefined): number | undefined {
 
 export type CpuSample = Record<string, number | undefined>;
 
-/** Busy CPU seconds of the whole machine (every core), from /proc/stat. */
-function machineBusySeconds(): number | undefined {
+/**
+ * Busy CPU seconds of the whole machine (every core), and the part of them stolen: time a virtual
+ * CPU was ready but its hypervisor ran something else (no process here can use or avoid it), in
+ * all and per core, from /proc/stat (in ticks of 10 ms).
+ */
+function machineBusySeconds(): { busy: number; steal: number; stealByCpu: number[] } | undefined {
   try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const rows = readFileSync('/proc/stat', 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('cpu'))
+      .map((l) => l.trim().split(/\s+/));
     // user nice system idle iowait irq softirq steal ...
+    const f = rows[0]!.slice(1).map(Number);
     const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
-    return (total - f[3]! - f[4]!) / ticksPerSecond();
+    const stealByCpu = rows.slice(1).map((r) => Number(r[8]) / ticksPerSecond());
+    return { busy: (total - f[3]! - f[4]!) / ticksPerSecond(), steal: f[7]! / ticksPerSecond(), stealByCpu };
   } catch {
     return undefined;
   }
 }
+
+const isSteal = (key: string) => key === 'steal' || key.startsWith('steal:');
 
 export function sampleCpu(pids: Record<string, number | undefined>): CpuSample {
   const out: CpuSample = {};
   for (const [name, pid] of Object.entries(pids)) out[name] = processCpuSeconds(pid);
   const own = process.cpuUsage();
   out.bench = own.user / 1e6 + own.system / 1e6;
-  out.machine = machineBusySeconds();
+  const m = machineBusySeconds();
+  out.machine = m?.busy;
+  out.steal = m?.steal;
+  m?.stealByCpu.forEach((s, i) => (out[`steal:cpu${i}`] = s));
   return out;
 }
 
 /**
- * CPU seconds used by each process between two samples; `machine` is every core's busy time and
- * `others` what processes outside the benchmark used meanwhile (contention: another job on the box).
+ * CPU seconds used by each process between two samples; `machine` is every core's busy time,
+ * `steal` the part of it the hypervisor took (`steal:cpuN` on core N), and `others` what processes outside the benchmark
+ * used meanwhile (contention: another job on the box).
  */
 export function cpuDelta(a: CpuSample, b: CpuSample): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(b)) if (v !== undefined && a[k] !== undefined) out[k] = round(v - a[k]!, 2);
   if (out.machine !== undefined) {
     const ours = Object.entries(out)
-      .filter(([k]) => k !== 'machine')
+      .filter(([k]) => k !== 'machine' && !isSteal(k))
       .reduce((x, [, v]) => x + v, 0);
-    out.others = round(Math.max(0, out.machine - ours), 2);
+    out.others = round(Math.max(0, out.machine - ours - (out.steal ?? 0)), 2);
   }
   return out;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { arrivals, drive, type Sent } from './webhook-load.js';
+import { arrivals, drive, windowsOf, type Sample, type Sent } from './webhook-load.js';
 
 const ok = (name = 'review'): Sent => ({ name, denied: false, error: false });
 
@@ -75,5 +75,41 @@ describe('drive, closed loop', () => {
     expect(most).toBe(4);
     expect(res.requests).toBe(40);
     expect(res.sendLateness.max).toBeLessThan(5);
+  });
+});
+
+describe('windowsOf', () => {
+  const sample = (at: number, ms: number): Sample => ({ name: 'review', at, ms, late: 0, denied: false, error: false });
+  const load = { mode: 'open' as const, rate: 100 };
+
+  it('pools the reviews sent inside each window, and only those, across runs', () => {
+    const first = [sample(0, 1), sample(10, 2), sample(20, 50), sample(30, 1)];
+    const second = [sample(1000, 3), sample(1010, 4), sample(1020, 1)];
+    const pooled = windowsOf(
+      [
+        { samples: first, from: 5, to: 25 },
+        { samples: second, from: 1000, to: 1010 },
+      ],
+      load,
+    );
+    // 10 and 20 from the first run, 1000 and 1010 from the second: never 0, 30 or 1020.
+    expect(pooled.requests).toBe(4);
+    expect(pooled.overall.max).toBe(50);
+    expect(pooled.seconds).toBeCloseTo(0.03);
+  });
+
+  it('counts in flight within each window, across the whole of its own run', () => {
+    // A slow review sent before the window is still in flight when two more are sent inside it.
+    const run = [sample(0, 100), sample(50, 1), sample(60, 1)];
+    expect(windowsOf([{ samples: run, from: 40, to: 70 }], load).maxInFlight).toBe(2);
+    expect(
+      windowsOf(
+        [
+          { samples: run, from: 40, to: 70 },
+          { samples: [sample(500, 1)], from: 400, to: 600 },
+        ],
+        load,
+      ).maxInFlight,
+    ).toBe(2);
   });
 });

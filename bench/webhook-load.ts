@@ -186,19 +186,33 @@ export function summarizeSamples(samples: readonly Sample[], load: Load, seconds
  * run that overlapped one sent in the window.
  */
 export function windowOf(samples: readonly Sample[], load: Load, from: number, to: number): LatencyResult {
-  const inside = samples.filter((s) => s.at >= from && s.at <= to);
-  const edges = samples.flatMap((s) => [
-    { t: s.at, d: 1 },
-    { t: s.at + s.ms, d: -1 },
-  ]);
-  edges.sort((a, b) => a.t - b.t || a.d - b.d);
-  let now = 0;
+  return windowsOf([{ samples, from, to }], load);
+}
+
+/**
+ * Several such windows, each cut from a run of its own, pooled into one summary (a tail from
+ * several propagations rather than the ten slowest reviews of one); seconds add up, and in flight
+ * is the most of any window.
+ */
+export function windowsOf(runs: ReadonlyArray<{ samples: readonly Sample[]; from: number; to: number }>, load: Load): LatencyResult {
+  const inside: Sample[] = [];
   let max = 0;
-  for (const e of edges) {
-    now += e.d;
-    if (e.t >= from && e.t <= to) max = Math.max(max, now);
+  let seconds = 0;
+  for (const { samples, from, to } of runs) {
+    for (const s of samples) if (s.at >= from && s.at <= to) inside.push(s);
+    const edges = samples.flatMap((s) => [
+      { t: s.at, d: 1 },
+      { t: s.at + s.ms, d: -1 },
+    ]);
+    edges.sort((a, b) => a.t - b.t || a.d - b.d);
+    let now = 0;
+    for (const e of edges) {
+      now += e.d;
+      if (e.t >= from && e.t <= to) max = Math.max(max, now);
+    }
+    seconds += (to - from) / 1000;
   }
-  return summarizeSamples(inside, load, (to - from) / 1000, max);
+  return summarizeSamples(inside, load, seconds, max);
 }
 
 /** Who the load's reviews are from (bench/scenario.ts lets it re-parent namespaces under the root). */

@@ -53,6 +53,12 @@ interface Result {
     };
   };
   move: { writes: Writes };
+  webhooks?: {
+    reviewFloor?: {
+      atRest: { requests: number; byRequest: Record<string, { errors: number }> };
+      duringCopy?: { during: { requests: number }; all: { requests: number; byRequest: Record<string, { errors: number }> } };
+    };
+  };
 }
 
 describe('npm run bench -- --quick', () => {
@@ -145,5 +151,13 @@ describe('npm run bench -- --quick', () => {
       expect(run.requests).toBeGreaterThan(0);
       expect(Object.values(run.byRequest).reduce((n, x) => n + x.errors, 0)).toBe(0);
     }
+    // The review floor answered every review of its two loads, at rest and while a Role was copied.
+    const floor = r.webhooks?.reviewFloor;
+    expect(floor?.atRest.requests).toBeGreaterThan(0);
+    expect(floor?.duringCopy?.during.requests).toBeGreaterThan(0);
+    const errors = (run: { byRequest: Record<string, { errors: number }> }) =>
+      Object.values(run.byRequest).reduce((n, x) => n + x.errors, 0);
+    expect(errors(floor!.atRest)).toBe(0);
+    expect(errors(floor!.duringCopy!.all)).toBe(0);
   });
 });
