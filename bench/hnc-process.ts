@@ -1,7 +1,7 @@
 // Runs bench/hnc-child.ts as a child process and talks to it. The child is bundled with esbuild
 // first (node_modules left external) and run by plain node, as a built HNC would run: no
 // TypeScript loader in its memory or CPU figures. If bundling fails it falls back to tsx.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,7 @@ import { benchNodeEnv, benchNodeFlags } from './node-flags.js';
 import type { GeneratorStats, LoadGeneratorCall, LoadGeneratorData } from './load-generator.js';
 import type { Load, LatencyResult } from './webhook-load.js';
 import { CertificateAuthority } from '../kube/pki.js';
-import { placeInCpuGroup } from './cgroups.js';
+import { placeInCpuGroup, type GroupName } from './cgroups.js';
 import { raiseGenerator } from './realtime.js';
 import { log } from './util.js';
 
@@ -76,6 +76,30 @@ export function killAllChildren(): void {
   for (const c of live) c.kill('SIGKILL');
 }
 
+/**
+ * Starts one of the benchmark's child processes: through setpriv's parent-death signal (a child
+ * busy on its one thread would not notice the benchmark's end, and must not outlive it), in its
+ * CPU group, and tracked so that an interrupted run can end it.
+ */
+function spawnChild(argv: string[], group: GroupName, options: SpawnOptions): ChildProcess {
+  const [cmd, args] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...argv]] : [process.execPath, argv];
+  const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], ...options });
+  placeInCpuGroup(group, child.pid);
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+/** Ends a child by closing its IPC channel (each exits on disconnect), killing it if it has not gone after `graceMs`. */
+async function endChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((r) => child.once('exit', () => r()));
+  child.disconnect();
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await gone;
+  clearTimeout(timer);
+}
+
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
 
 /** The direct webhook load, run by a process of its own (see load-generator.ts). */
@@ -104,13 +128,8 @@ export class LoadGenerator {
 
   static async start(data: LoadGeneratorData): Promise<LoadGenerator> {
     const { file, execArgv } = await bundle('load-generator');
-    const argv = [...execArgv, file];
-    // Like HNC's child: ended with the benchmark (parent-death signal), structured-clone IPC for the samples.
-    const [cmd, args] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...argv]] : [process.execPath, argv];
-    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
-    placeInCpuGroup('load', child.pid);
-    live.add(child);
-    child.once('exit', () => live.delete(child));
+    // Structured-clone IPC for the samples.
+    const child = spawnChild([...execArgv, file], 'load', { serialization: 'advanced' });
     const g = new LoadGenerator(child);
     await g.call({ type: 'init', data });
     // After init; the runs report the policy its event loop's thread got.
@@ -138,12 +157,7 @@ export class LoadGenerator {
   }
 
   async stop(): Promise<void> {
-    if (this.exited) return;
-    const gone = new Promise<void>((r) => this.child.once('exit', () => r()));
-    this.child.disconnect();
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
-    await gone;
-    clearTimeout(timer);
+    if (!this.exited) await endChild(this.child, 5_000);
   }
 }
 
@@ -170,11 +184,7 @@ export class ReviewFloorServer {
     const serving = await ca.issue({ commonName: 'review-floor', usage: 'server', ips: ['127.0.0.1'] });
     const { file, execArgv } = await bundle('admission-cpu-server');
     const argv = [...new Set([...execArgv, ...HNC_NODE_FLAGS]), file, '--thread'];
-    const [cmd, args] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...argv]] : [process.execPath, argv];
-    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...HNC_NODE_ENV } });
-    placeInCpuGroup('controller', child.pid);
-    live.add(child);
-    child.once('exit', () => live.delete(child));
+    const child = spawnChild(argv, 'controller', { env: { ...process.env, ...HNC_NODE_ENV } });
     const port = await new Promise<number>((resolve, reject) => {
       child.once('message', (m: { t: string; port?: number }) =>
         m.port ? resolve(m.port) : reject(new Error(`review floor: ${JSON.stringify(m)}`)),
@@ -185,13 +195,8 @@ export class ReviewFloorServer {
     return new ReviewFloorServer(child, port, ca.certPem);
   }
 
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const gone = new Promise<void>((r) => this.child.once('exit', () => r()));
-    this.child.disconnect();
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
-    await gone;
-    clearTimeout(timer);
+  stop(): Promise<void> {
+    return endChild(this.child, 5_000);
   }
 }
 
@@ -245,13 +250,7 @@ export class HncProcess implements Controller {
     const extra = opts.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfileDir}`] : [];
     // Source maps are in the image's flags too; the bundle's are given by execArgv.
     const argv = [...new Set([...execArgv, ...HNC_NODE_FLAGS]), '--expose-gc', ...extra, file];
-    // Through setpriv's parent-death signal (as the control plane's processes): a child busy on its
-    // one thread would not notice the benchmark's end, and must not outlive it.
-    const [cmd, args] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...argv]] : [process.execPath, argv];
-    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...HNC_NODE_ENV } });
-    placeInCpuGroup('controller', child.pid);
-    live.add(child);
-    child.once('exit', () => live.delete(child));
+    const child = spawnChild(argv, 'controller', { env: { ...process.env, ...HNC_NODE_ENV } });
     const p = new HncProcess(child);
     p.baseline = await p.ready;
     return p;
@@ -311,11 +310,6 @@ export class HncProcess implements Controller {
 
   /** Ends the process (SIGTERM, then SIGKILL). Profiles (--cpu-prof) are written on a clean exit only. */
   async kill(): Promise<void> {
-    if (this.exited) return;
-    const gone = new Promise<void>((r) => this.child.once('exit', () => r()));
-    this.child.disconnect();
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
-    await gone;
-    clearTimeout(timer);
+    if (!this.exited) await endChild(this.child, 10_000);
   }
 }

@@ -41,6 +41,9 @@ function cores(l: EventLoops): string {
   return `${f(c['kube-apiserver'])} / ${f(c.etcd)} / ${f(c.hnc)} / ${f(c.generator)} / ${f(c.others)}; ${f(c.machine)}${stolen ? ` (${stolen})` : ''}`;
 }
 
+/** Each pooled copy's own p99, in the report's precision. */
+const eachP99 = (p99s: number[] | undefined) => (p99s ?? []).map(ms).join(', ');
+
 /**
  * A warning where the load generator itself sent late (p99 over 1 ms): the figure then measures the
  * instrument as much as the server (its event loop was held up; "from the actual send" leaves that out).
@@ -264,8 +267,7 @@ export function markdown(report: RunReport): string {
         const d = w.duringPropagation;
         if (!d) return '–';
         const o = d.during.overall;
-        const each =
-          (d.trialP99s?.length ?? 0) > 1 ? `; ${d.trialP99s!.length} copies pooled, p99 each ${d.trialP99s!.map(ms).join(', ')}` : '';
+        const each = (d.trialP99s?.length ?? 0) > 1 ? `; ${d.trialP99s!.length} copies pooled, p99 each ${eachP99(d.trialP99s)}` : '';
         return `${ms(o.p50)} / ${ms(o.p99)} / ${ms(o.max)} (${d.during.maxInFlight}; ${f(d.propagationMs / d.floorMs, 2)}${each})${pass(o.p99 < 3)}${generatorLate(d.during)}`;
       }),
     );
@@ -316,7 +318,7 @@ export function markdown(report: RunReport): string {
         const o = rf.atRest.overall;
         const d = rf.duringCopy?.during.overall;
         const trials = rf.duringCopy?.trialP99s ?? [];
-        const each = trials.length > 1 ? `; during the copies, p99 each ${trials.map(ms).join(', ')}` : '';
+        const each = trials.length > 1 ? `; during the copies, p99 each ${eachP99(trials)}` : '';
         const stolen = `at rest ${stolenMs(rf.atRest.coresBusy) || '–'}; copy ${stolenMs(rf.duringCopy?.all.coresBusy) || '–'}${each}`;
         return `${ms(o.p50)} / ${ms(o.p99)} / ${ms(o.max)}; ${d ? `${ms(d.p50)} / ${ms(d.p99)} / ${ms(d.max)}` : '–'} (${stolen})`;
       }),
