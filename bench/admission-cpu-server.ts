@@ -94,7 +94,7 @@ async function serve(post: (m: FromServer) => void, on: (f: (m: ToServer) => voi
     const turn = () => new Promise<void>((r) => setImmediate(r));
     const handlers = new AdmissionHandlers({
       hierarchy: () => h,
-      namespace: 'hnc-system',
+      manager: { namespace: 'hnc-system' },
       propagation: propagation.view,
       lookups: {
         userCan: () => turn().then(() => true),

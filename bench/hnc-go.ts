@@ -237,7 +237,7 @@ export class GoHncProcess implements Controller {
         caBundle: ca,
         excludedNamespaces: EXCLUDED,
         objectRules: await objectRules(client),
-        managerNamespace: NAMESPACE,
+        manager: { namespace: NAMESPACE },
       };
       const served = (m: ReturnType<typeof validatingConfiguration>) => ({
         ...m,

@@ -16,6 +16,8 @@ import type { Logger } from '../kube/log.js';
 import { Metrics } from '../kube/metrics.js';
 import { trimYoungGenerationWhenIdle } from '../kube/young-generation.js';
 import { Webhooks } from '../webhooks/index.js';
+import { whoAmI } from '../kube/identity.js';
+import { isManager, isOwnServiceAccount } from '../core/validation/manager.js';
 import { lowerThisThreadPriority } from './thread-priority.js';
 import type { Endpoint } from '../webhooks/configurations.js';
 import { serveProbes } from './probes.js';
@@ -86,6 +88,23 @@ export interface Hnc {
   stop(): Promise<void>;
 }
 
+/**
+ * The user HNC acts as, when its namespace's service-account group does not already say it is HNC
+ * (outside a cluster, a kubeconfig's user): the webhooks must know HNC's own writes.
+ */
+async function managerUser(client: KubeClient, namespace: string, logger: Logger): Promise<string | undefined> {
+  const self = await whoAmI(client);
+  const identity = { namespace, username: self.username };
+  if (isManager({ username: '', groups: self.groups }, { namespace })) return undefined;
+  if (!isOwnServiceAccount(identity))
+    logger.warn(
+      { user: self.username },
+      "HNC acts as a user that is not one of its namespace's service accounts: that user's own requests skip HNC's admission checks too; give HNC an identity of its own (docs/deploy.md)",
+    );
+  else logger.info({ user: self.username }, 'HNC acts as this user');
+  return self.username;
+}
+
 export async function startHnc(opts: HncOptions): Promise<Hnc> {
   const cache = new HierarchyCache(opts.client, opts.policy, opts.logger);
   let manager: Manager | undefined = undefined;
@@ -129,6 +148,7 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       client: opts.client,
       cache,
       namespace: opts.namespace,
+      managerUser: await managerUser(opts.client, opts.namespace, opts.logger),
       port: opts.webhooks.port,
       host: opts.webhooks.host,
       endpoint: opts.webhooks.endpoint,

@@ -1,6 +1,7 @@
 // What both entry points share: HNC's options from the manager flags, the CRD check, running until
 // a signal, and one clear line for a start-up error. The production entry (cmd/manager.ts) and the
 // developer launcher (cmd/start.ts) differ only in where the cluster comes from.
+import { IdentityError } from '../kube/identity.js';
 import { ApiError, type KubeClient } from '../kube/client.js';
 import { KubeconfigError } from '../kube/kubeconfig.js';
 import { loadCrds } from '../kube/install.js';
@@ -163,22 +164,42 @@ export async function checkCrds(client: KubeClient): Promise<void> {
 }
 
 /**
- * Runs until SIGINT or SIGTERM, then `stop` (HNC first, then whatever it ran on). A second signal,
- * or a stop that takes longer than `graceMs`, ends the process at once.
+ * A terminal's Ctrl-C signals every process of its foreground group: npm and tsx relay it to us
+ * too, so the same signal arrives two or three times within moments. Those are one stop.
  */
-export function runUntilSignal(stop: () => Promise<void>, graceMs = 20_000): void {
-  let stopping = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      process.stderr.write(`${signal} again: exiting now\n`);
+export const RELAYED_SIGNAL_MS = 1_000;
+
+export interface SignalOptions {
+  /** A stop longer than this ends the process at once (default 20 s). */
+  graceMs?: number;
+  /** What must not be left behind when the process ends without a full stop (synchronous, best effort). */
+  abandon?: () => void;
+}
+
+/**
+ * Runs until SIGINT or SIGTERM, then `stop` (HNC first, then whatever it ran on). A second signal
+ * (not a relay of the first), or a stop that takes longer than the grace, ends the process at once
+ * after `abandon`.
+ */
+export function runUntilSignal(stop: () => Promise<void>, opts: SignalOptions = {}): void {
+  const graceMs = opts.graceMs ?? 20_000;
+  let firstAt: number | undefined;
+  const exitNow = (why: string) => {
+    process.stderr.write(`${why}: exiting now\n`);
+    try {
+      opts.abandon?.();
+    } finally {
       process.exit(1);
     }
-    stopping = true;
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (firstAt !== undefined) {
+      if (Date.now() - firstAt < RELAYED_SIGNAL_MS) return;
+      exitNow(`${signal} again`);
+    }
+    firstAt = Date.now();
     process.stderr.write(`${signal}: stopping ...\n`);
-    setTimeout(() => {
-      process.stderr.write(`still stopping after ${graceMs / 1000} s: exiting now\n`);
-      process.exit(1);
-    }, graceMs).unref();
+    setTimeout(() => exitNow(`still stopping after ${graceMs / 1000} s`), graceMs).unref();
     stop().then(
       () => process.exit(0),
       (err: unknown) => {
@@ -193,7 +214,7 @@ export function runUntilSignal(stop: () => Promise<void>, graceMs = 20_000): voi
   setInterval(() => undefined, 1 << 30);
 }
 
-const KNOWN_ERRORS = [StartupError, ApiError, FlagError, PolicyError, KubeconfigError];
+const KNOWN_ERRORS = [StartupError, ApiError, FlagError, PolicyError, KubeconfigError, IdentityError];
 const NETWORK_CODES = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'EPROTO'];
 const FILE_CODES = ['ENOENT', 'EACCES', 'EISDIR'];
 const TLS_CODE = /^(ERR_TLS_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|CERT_)/;

@@ -128,11 +128,16 @@ async function main(): Promise<void> {
     : [];
   if (hnc && !hnc.webhooks) ports.push('WITHOUT webhooks');
   process.stderr.write(`${hnc ? 'HNC is running' : 'running'}${ports.length ? ` (${ports.join(', ')})` : ''}; Ctrl-C stops\n`);
-  runUntilSignal(async () => {
-    await hnc?.stop();
-    await node?.stop();
-    await cp?.stop();
-  });
+  runUntilSignal(
+    async () => {
+      await hnc?.stop();
+      await node?.stop();
+      await cp?.stop();
+    },
+    // Cut short, the control plane's processes are killed and a throwaway folder (its CA key
+    // included) is removed; a node's host changes are undone by the next start (docs/real-node.md).
+    { abandon: () => cp?.abandon() },
+  );
 }
 
 main().catch((err: unknown) => {

@@ -112,7 +112,7 @@ function webhooksFor(objects: Obj[]) {
     endpoint: { service: { namespace: flags.namespace, name: 'hnc-webhook-service' } },
     excludedNamespaces: [...flags.policy.excluded],
     objectRules: [],
-    managerNamespace: flags.namespace,
+    manager: { namespace: flags.namespace },
     hrq: flags.hrq !== undefined,
   };
   const validating = validatingConfiguration(input) as unknown as { webhooks: Array<{ name: string; namespaceSelector?: unknown }> };

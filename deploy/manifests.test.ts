@@ -127,7 +127,13 @@ describe('the HRQ variant: deploy/hrq renders into dist/install-hrq.yaml (HNC sh
     expect(on.hrq).toEqual({ syncIntervalMs: 60_000 });
     expect(parseManagerFlags(manager.args ?? []).hrq).toBeUndefined();
     const names = (hrqOn: boolean) => {
-      const input = { endpoint: { url: 'https://hnc.example' }, excludedNamespaces: [], objectRules: [], managerNamespace: NS, hrq: hrqOn };
+      const input = {
+        endpoint: { url: 'https://hnc.example' },
+        excludedNamespaces: [],
+        objectRules: [],
+        manager: { namespace: NS },
+        hrq: hrqOn,
+      };
       const hooks = (m: object) => ((m as { webhooks: Array<{ name: string }> }).webhooks ?? []).map((w) => w.name);
       return [...hooks(validatingConfiguration(input)), ...hooks(mutatingConfiguration(input))];
     };

@@ -98,6 +98,13 @@ const NEEDS: Need[] = [
     why: 'the manager checks its own access to each kind it is asked to propagate, to report what is missing',
   },
   {
+    group: 'authentication.k8s.io',
+    resource: 'selfsubjectreviews',
+    verbs: ['create'],
+    clusterScoped: true,
+    why: 'the manager learns the user it acts as, for its webhooks to know its own requests wherever it runs',
+  },
+  {
     group: 'admissionregistration.k8s.io',
     resource: 'validatingwebhookconfigurations',
     verbs: ['create'],

@@ -63,6 +63,9 @@ export class Component {
     this.exitInfo = undefined;
     this.stopping = false;
     const child = spawn(cmd, argv, {
+      // A process group of its own: a terminal's Ctrl-C reaches only us, and we stop it in order
+      // (it would otherwise exit at once, and look like a crash). It still dies with us (pdeathsig).
+      detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
     });
@@ -87,6 +90,12 @@ export class Component {
     });
     child.on('close', () => log.end());
     if (child.pid) writeFileSync(join(this.dirs.pids, `${this.name}.pid`), String(child.pid));
+  }
+
+  /** SIGKILL now, without waiting (a process about to exit). */
+  kill(): void {
+    this.stopping = true;
+    if (this.child && !this.exitInfo) this.child.kill('SIGKILL');
   }
 
   /** SIGTERM, then SIGKILL after the grace period. */

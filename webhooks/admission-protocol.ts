@@ -1,5 +1,6 @@
 // The messages between the main thread and the admission worker (webhooks/admission-thread.ts).
 // Plain data only: they are copied by structured clone.
+import type { ManagerIdentity } from '../core/validation/manager.js';
 import type { Decision } from '../core/validation/decision.js';
 import type { PolicyOptions } from '../core/hierarchy/policy.js';
 import type { PropagationOptions } from '../core/propagation/decide.js';
@@ -12,8 +13,8 @@ import type { WebhookApiClient, WebhookHttp } from './server.js';
 
 export interface AdmissionWorkerData {
   client: ClientSnapshot;
-  /** HNC's namespace: its service accounts are exempt. */
-  namespace: string;
+  /** Who HNC is: its own requests are exempt. */
+  manager: ManagerIdentity;
   policy: PolicyOptions;
   /** What the conflict check reads of the propagation options (the copy policy is not needed). */
   propagation: Pick<PropagationOptions, 'noPropagationLabels'>;

@@ -32,7 +32,7 @@ async function start(opts: { port?: number; onFatal?: (err: Error) => void } = {
   const lines: string[] = [];
   const thread = new AdmissionThread({
     client,
-    namespace: 'hnc-system',
+    manager: { namespace: 'hnc-system' },
     policy: {} satisfies PolicyOptions,
     propagation: {},
     host: '127.0.0.1',

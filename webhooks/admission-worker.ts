@@ -93,7 +93,7 @@ const propagation = new PropagationIndex(() => cache.hierarchy, data.propagation
 const rbac = data.localAuthorization ? new RbacIndex() : undefined;
 const handlers = new AdmissionHandlers({
   hierarchy: () => cache.hierarchy,
-  namespace: data.namespace,
+  manager: data.manager,
   propagation: propagation.view,
   lookups: apiLookups(
     lookupClient,

@@ -1,19 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { Webhook } from '../core/api/constants.js';
 import type { Manifest } from '../kube/apply.js';
-import {
-  mutatingConfiguration,
-  notByManager,
-  serviceAccountsGroup,
-  validatingConfiguration,
-  type ConfigurationInput,
-} from './configurations.js';
+import { mutatingConfiguration, notByManager, validatingConfiguration, type ConfigurationInput } from './configurations.js';
+import { serviceAccountsGroup } from '../core/validation/manager.js';
 
 const input: ConfigurationInput = {
   endpoint: { url: 'https://127.0.0.1:9443' },
   excludedNamespaces: ['kube-system'],
   objectRules: [{ group: 'rbac.authorization.k8s.io', resources: ['roles'] }],
-  managerNamespace: 'hnc-system',
+  manager: { namespace: 'hnc-system' },
 };
 
 type Rendered = { name: string; matchConditions?: Array<{ name: string; expression: string }> };
@@ -45,7 +40,7 @@ describe('webhook configurations', () => {
 
   it('uses the group the validators check, for the namespace HNC runs in', () => {
     expect(serviceAccountsGroup('tenant-hnc')).toBe('system:serviceaccounts:tenant-hnc');
-    const objects = webhooks(validatingConfiguration({ ...input, managerNamespace: 'tenant-hnc' })).find(
+    const objects = webhooks(validatingConfiguration({ ...input, manager: { namespace: 'tenant-hnc' } })).find(
       (w) => w.name === Webhook.objects.name,
     )!;
     expect(objects.matchConditions?.[0]?.expression).toContain("'system:serviceaccounts:tenant-hnc' in request.userInfo.groups");
@@ -56,6 +51,15 @@ describe('webhook configurations', () => {
   });
 
   it('refuses a namespace that could not be quoted safely into the expression', () => {
-    expect(() => notByManager("x' || true || '")).toThrow(/not a DNS label/);
+    expect(() => notByManager({ namespace: "x' || true || '" })).toThrow(/not a DNS label/);
+  });
+
+  it('also skips the user HNC acts as outside a cluster, quoted as a CEL string', () => {
+    const rendered = webhooks(validatingConfiguration({ ...input, manager: { namespace: 'hnc-system', username: 'ad"min' } }));
+    for (const w of rendered) {
+      const notHnc = w.matchConditions?.find((c) => c.name === 'not-hnc');
+      if (notHnc) expect(notHnc.expression).toContain('|| request.userInfo.username == "ad\\"min"');
+    }
+    expect(notByManager({ namespace: 'hnc-system' })).not.toContain('username');
   });
 });

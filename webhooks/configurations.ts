@@ -12,6 +12,7 @@
 //   calls isHncServiceAccount), so the API server skips those requests (matchConditions): the
 //   manager's copy, label and status writes never wait on, or load, its own webhook. The mutator is
 //   still called for them (it does not exempt HNC).
+import { serviceAccountsGroup, type ManagerIdentity } from '../core/validation/manager.js';
 import { GROUP, Label, TREE_LABEL_SUFFIX, Webhook, WebhookConfiguration } from '../core/api/constants.js';
 import { createHash } from 'node:crypto';
 import { isNotFound, type KubeClient } from '../kube/client.js';
@@ -31,20 +32,20 @@ export interface ConfigurationInput {
   excludedNamespaces: readonly string[];
   /** Kinds the objects webhook guards: those being propagated. */
   objectRules: readonly ObjectRule[];
-  /** HNC's namespace: requests by its service accounts are allowed by every validator, so never sent. */
-  managerNamespace: string;
+  /** Who HNC is: its requests are allowed by every validator, so never sent. */
+  manager: ManagerIdentity;
   /** Hierarchical quotas are enabled: their webhooks are registered. */
   hrq?: boolean;
 }
 
-/** The group every service account of a namespace is in: how the validators recognise HNC's own requests. */
-export const serviceAccountsGroup = (namespace: string) => `system:serviceaccounts:${namespace}`;
-
-/** CEL: the request is not by one of HNC's service accounts (as the validators' isHncServiceAccount decides). */
-export function notByManager(namespace: string): string {
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace))
-    throw new Error(`HNC's namespace ${JSON.stringify(namespace)} is not a DNS label`);
-  return `!(has(request.userInfo.groups) && '${serviceAccountsGroup(namespace)}' in request.userInfo.groups)`;
+/** CEL: the request is not by HNC (as the validators' isManager decides). */
+export function notByManager(id: ManagerIdentity): string {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(id.namespace))
+    throw new Error(`HNC's namespace ${JSON.stringify(id.namespace)} is not a DNS label`);
+  const bySa = `has(request.userInfo.groups) && '${serviceAccountsGroup(id.namespace)}' in request.userInfo.groups`;
+  if (id.username === undefined) return `!(${bySa})`;
+  // A JSON string is a CEL string literal (same escapes).
+  return `!((${bySa}) || request.userInfo.username == ${JSON.stringify(id.username)})`;
 }
 
 function clientConfig(endpoint: Endpoint, path: string, caBundle?: string): Record<string, unknown> {
@@ -73,7 +74,7 @@ export const CHANGES_HNC_LABELS = [
 
 export function validatingConfiguration(input: ConfigurationInput): Manifest {
   const common = { sideEffects: 'None', admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent' };
-  const notHnc = { name: 'not-hnc', expression: notByManager(input.managerNamespace) };
+  const notHnc = { name: 'not-hnc', expression: notByManager(input.manager) };
   const hnc = (resources: string[], operations: string[]) => [
     { apiGroups: ['hnc.x-k8s.io'], apiVersions: ['v1alpha2'], operations, resources, scope: '*' },
   ];

@@ -54,7 +54,7 @@ class Lookups {
 
 function handlers(h: Hierarchy, propagation?: PropagationView) {
   const lookups = new Lookups();
-  return { lookups, handlers: new AdmissionHandlers({ hierarchy: () => h, namespace: HNC_NAMESPACE, lookups, propagation }) };
+  return { lookups, handlers: new AdmissionHandlers({ hierarchy: () => h, manager: { namespace: HNC_NAMESPACE }, lookups, propagation }) };
 }
 
 const hcReview = (ns: string, parent: string, user: UserInfo = { username: 'alice' }) =>

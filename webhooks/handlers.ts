@@ -19,7 +19,7 @@ import { mutateNamespace, type NamespaceInput } from '../core/validation/namespa
 import { validateNamespace } from '../core/validation/namespace.js';
 import { validateObject } from '../core/validation/objects.js';
 import type { ResourceCheck } from './authz.js';
-import { serviceAccountsGroup } from './configurations.js';
+import { isManager, type ManagerIdentity } from '../core/validation/manager.js';
 import type { UserInfo } from '../core/api/types.js';
 import type { AdmissionRequest } from './review.js';
 
@@ -43,8 +43,8 @@ export interface AdmissionLookups {
 export interface AdmissionHandlersOptions {
   /** The model every decision reads (the one the reconcilers use). */
   hierarchy: () => Hierarchy;
-  /** HNC's namespace: its service accounts are exempt from every validator. */
-  namespace: string;
+  /** Who HNC is: its own requests are exempt from every validator. */
+  manager: ManagerIdentity;
   lookups: AdmissionLookups;
   propagation?: PropagationView;
 }
@@ -111,7 +111,6 @@ export class AdmissionHandlers {
 
   /** The validators' view of a request. */
   input<T>(r: AdmissionRequest): AdmissionInput<T> {
-    const groups = r.userInfo.groups ?? [];
     return {
       operation: r.operation,
       name: r.name,
@@ -119,8 +118,8 @@ export class AdmissionHandlers {
       object: (r.object ?? undefined) as T | undefined,
       oldObject: (r.oldObject ?? undefined) as T | undefined,
       userInfo: r.userInfo,
-      // HNC's own service accounts are exempt from every validator; no other identity is.
-      isHncServiceAccount: groups.includes(serviceAccountsGroup(this.opts.namespace)),
+      // HNC itself is exempt from every validator; no other identity is.
+      isHncServiceAccount: isManager(r.userInfo, this.opts.manager),
     };
   }
 }

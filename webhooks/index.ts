@@ -4,6 +4,7 @@
 // (admission-thread.ts), or, with --webhooks-on-main-thread, from the reconcilers' own here. This
 // class keeps what is the main thread's: certificates, the configurations and their repair, the
 // reachability probe, the HRQ decisions, stop.
+import type { ManagerIdentity } from '../core/validation/manager.js';
 import { Webhook, WebhookConfiguration } from '../core/api/constants.js';
 import { isPropagating } from '../core/api/types.js';
 import { isNotFound, type KubeClient } from '../kube/client.js';
@@ -48,6 +49,8 @@ export interface WebhookOptions {
   cache: HierarchyCache;
   /** HNC's namespace: its service accounts are exempt, its Secret holds the certificate. */
   namespace: string;
+  /** The user HNC acts as (a SelfSubjectReview at start), exempt too: outside a cluster it is in no service-account group. */
+  managerUser?: string;
   host?: string;
   port: number;
   /** How the apiserver reaches us, given the port we listen on; with a URL, the certificate is also valid for its host. */
@@ -135,6 +138,10 @@ export class Webhooks {
   private readonly rbacIndex?: RbacIndex;
   port = 0;
 
+  private get manager(): ManagerIdentity {
+    return { namespace: this.opts.namespace, username: this.opts.managerUser };
+  }
+
   constructor(private readonly opts: WebhookOptions) {
     if (opts.localAuthorization !== false) {
       if (opts.onMainThread) this.rbacIndex = new RbacIndex();
@@ -208,7 +215,7 @@ export class Webhooks {
       // The API calls a review waits on, over connections of their own: never queued behind the controller's writes.
       const handlers = new AdmissionHandlers({
         hierarchy: () => opts.cache.hierarchy,
-        namespace: opts.namespace,
+        manager: this.manager,
         propagation: opts.propagation,
         lookups: apiLookups(
           opts.apiClient === 'node' ? opts.client.withOwnConnections(ADMISSION_SOCKETS) : opts.client.withHttp1Transport(LOOKUP_SOCKETS),
@@ -222,7 +229,7 @@ export class Webhooks {
     } else {
       const thread = new AdmissionThread({
         client: opts.client,
-        namespace: opts.namespace,
+        manager: this.manager,
         policy: opts.cache.hierarchy.policy.options,
         propagation: { noPropagationLabels: opts.noPropagationLabels },
         host: opts.host,
@@ -461,7 +468,7 @@ export class Webhooks {
         caBundle: this.serving?.ca,
         excludedNamespaces: [...this.h.policy.excluded],
         objectRules: this.objectRules ?? [],
-        managerNamespace: this.opts.namespace,
+        manager: this.manager,
         hrq: this.opts.quotas !== undefined,
       });
     } catch (err) {

@@ -30,6 +30,23 @@ describe('the local control plane', () => {
     expect(gone).toBe(true);
   });
 
+  it('deletes a PVC, and the namespace holding one (PVC protection controller)', async () => {
+    const name = TestCluster.uniqueName('pvc');
+    await cluster.admin.create('/api/v1/namespaces', { metadata: { name } });
+    const claim = { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+    await cluster.admin.create(`/api/v1/namespaces/${name}/persistentvolumeclaims`, claim);
+    await cluster.admin.create(`/api/v1/namespaces/${name}/persistentvolumeclaims`, { ...claim, metadata: { name: 'kept' } });
+    const absent = (path: string) =>
+      cluster.admin.get(path).then(
+        () => undefined,
+        (e: unknown) => (isNotFound(e) ? true : Promise.reject(e)),
+      );
+    await cluster.admin.delete(`/api/v1/namespaces/${name}/persistentvolumeclaims/data`);
+    expect(await eventually(() => absent(`/api/v1/namespaces/${name}/persistentvolumeclaims/data`), 'the PVC to go')).toBe(true);
+    await cluster.admin.delete(`/api/v1/namespaces/${name}`);
+    expect(await eventually(() => absent(`/api/v1/namespaces/${name}`), `namespace ${name} with a PVC to go`)).toBe(true);
+  });
+
   it('fills in status.hard of a ResourceQuota (quota controller)', async () => {
     const ns = await cluster.namespace('quota');
     await cluster.admin.create(`/api/v1/namespaces/${ns}/resourcequotas`, { metadata: { name: 'q' }, spec: { hard: { configmaps: '5' } } });

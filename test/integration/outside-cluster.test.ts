@@ -3,13 +3,14 @@
 // cannot reach (failing closed, it would refuse every namespace change in the cluster). It
 // registers a URL only after proving the API server reaches it, and removes it when it stops.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalControlPlane } from '../../local-cluster/index.js';
 import { KubeClient, isNotFound } from '../../kube/client.js';
 import { installCrds, installRbac, MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
 import { eventually, kubectl } from '../support/cluster.js';
-import { setParent } from '../support/hnc.js';
+import { createAnchor, setParent, treeDepths } from '../support/hnc.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const VALIDATING = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hnc-validating-webhook-configuration';
@@ -44,20 +45,23 @@ interface Run {
   stderr: () => string;
   /** The exit code. */
   exited: Promise<number | null>;
+  /** HNC's log. */
+  logFile: string;
 }
 
 /** `npm start` (cmd/start.ts) as a real process, its logs to the control plane's log folder. */
 function start(args: string[]): Run {
+  const logFile = join(cp.stateDir, 'logs', `hnc-outside-${children.length}.log`);
   const proc = spawn(process.execPath, ['--import', 'tsx', join(root, 'cmd', 'start.ts'), ...args], {
     cwd: root,
-    env: { ...process.env, KUBECONFIG: '', HNC_LOG_FILE: join(cp.stateDir, 'logs', `hnc-outside-${children.length}.log`) },
+    env: { ...process.env, KUBECONFIG: '', HNC_LOG_FILE: logFile },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   children.push(proc);
   let err = '';
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  return { proc, stderr: () => err, exited };
+  return { proc, stderr: () => err, exited, logFile };
 }
 
 const common = ['--kubeconfig', '', '--webhook-server-port', '0', '--metrics-addr=', '--health-probe-bind-address='];
@@ -116,9 +120,59 @@ describe('HNC run outside the cluster it manages', () => {
     await admin.create('/api/v1/namespaces', { metadata: { name: 'outside-after' } });
   });
 
+  it('run as an ordinary admin user (not a service account), knows its own writes and still refuses everyone else', async () => {
+    // cp.kubeconfigPath is the control plane's admin: user "admin" in system:masters, as an admin's ~/.kube/config.
+    const run = start([...common.map((a) => a || cp.kubeconfigPath)]);
+    await eventually(async () => (run.stderr().includes('HNC is running') ? true : undefined), 'HNC to start', 90_000).catch(
+      (e: unknown) => {
+        throw new Error(`${String(e)}\n${run.stderr()}`);
+      },
+    );
+    await eventually(async () => ((await admin.get(VALIDATING).catch(() => undefined)) ? true : undefined), 'the validating configuration');
+    // A subnamespace: HNC creates it with its tree labels (its own writes pass its own webhooks).
+    await admin.create('/api/v1/namespaces', { metadata: { name: 'as-admin' } });
+    await createAnchor(admin, 'as-admin', 'as-admin-dev');
+    expect(await eventually(() => treeDepths(admin, 'as-admin-dev'), 'the subnamespace with its tree labels')).toEqual({
+      'as-admin': 1,
+      'as-admin-dev': 0,
+    });
+    // Propagation: a RoleBinding in the parent is copied to the subnamespace.
+    const binding = {
+      metadata: { name: 'leads' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'lead' }],
+    };
+    await admin.create('/apis/rbac.authorization.k8s.io/v1/namespaces/as-admin/rolebindings', binding);
+    const copyPath = '/apis/rbac.authorization.k8s.io/v1/namespaces/as-admin-dev/rolebindings/leads';
+    const copy = await eventually(
+      () => admin.get<{ metadata: { labels?: Record<string, string> } }>(copyPath).catch(() => undefined),
+      'the copy',
+    );
+    expect(copy.metadata.labels?.['hnc.x-k8s.io/inherited-from']).toBe('as-admin');
+    // Another user, admin of both namespaces through that binding, may not delete the copy.
+    const lead = await KubeClient.fromKubeconfig((await cp.mintUser('lead')).kubeconfigPath);
+    const refused = await lead.delete(copyPath).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(refused?.message).toMatch(/denied the request/);
+    expect(await admin.get(copyPath)).toBeDefined();
+
+    run.proc.kill('SIGINT');
+    expect(await run.exited).toBe(0);
+    expect(await gone(VALIDATING)).toBe(true);
+    expect(await gone(MUTATING)).toBe(true);
+    // The admin is told that its own requests skip HNC's checks too.
+    const warned = readFileSync(run.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('acts as a user that is not one of its namespace') && l.includes('"user":"admin"'));
+    expect(warned).toHaveLength(1);
+  });
+
   it('given an address the API server cannot reach, exits with one clear line and registers nothing', async () => {
-    // 192.0.2.1 (TEST-NET-1) is never routed: the API server cannot call it.
-    const run = start(args('--webhook-host', '192.0.2.1'));
+    // A name under .invalid never resolves (RFC 6761): the API server cannot call it, and no
+    // traffic leaves this machine.
+    const run = start(args('--webhook-host', 'hnc-webhooks.invalid'));
     expect(await run.exited).toBe(1);
     const lines = run
       .stderr()
@@ -126,7 +180,7 @@ describe('HNC run outside the cluster it manages', () => {
       .split('\n')
       .filter((l) => l.startsWith('hnc: '));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/did not reach the webhooks at https:\/\/192\.0\.2\.1:\d+ within 10 s.*no webhook was registered/);
+    expect(lines[0]).toMatch(/did not reach the webhooks at https:\/\/hnc-webhooks\.invalid:\d+ within 10 s.*no webhook was registered/);
     expect(run.stderr()).not.toMatch(/^\s+at /m);
     expect(await gone(VALIDATING)).toBe(true);
     expect(await gone(MUTATING)).toBe(true);
