@@ -79,16 +79,6 @@ describe('manager flags', () => {
     expect(() => parseManagerFlags(['--webhook-api-client=http2'])).toThrow('--webhook-api-client must be one of lean, node, not "http2"');
   });
 
-  it('answers authorization checks from RBAC in memory unless --webhook-local-authorization=false', () => {
-    expect(parseManagerFlags([]).webhookLocalAuthorization).toBe(true);
-    expect(parseManagerFlags(['--webhook-local-authorization']).webhookLocalAuthorization).toBe(true);
-    expect(parseManagerFlags(['--webhook-local-authorization=true']).webhookLocalAuthorization).toBe(true);
-    expect(parseManagerFlags(['--webhook-local-authorization=false']).webhookLocalAuthorization).toBe(false);
-    expect(() => parseManagerFlags(['--webhook-local-authorization=no'])).toThrow(
-      '--webhook-local-authorization takes true or false, not "no"',
-    );
-  });
-
   it('refuses a non-numeric --max-reconciles', () => {
     expect(() => parseManagerFlags(['--max-reconciles', 'many'])).toThrow(
       '--max-reconciles must be a whole number of at least 1, not "many"',

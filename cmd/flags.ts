@@ -31,8 +31,6 @@ export interface ManagerFlags {
   /** (hnc-ts) The webhooks' HTTP layer: the lean one (default) or node's https server. */
   webhookHttpServer: WebhookHttp;
   webhookApiClient: WebhookApiClient;
-  /** (hnc-ts) Answer the webhooks' authorization checks from RBAC in memory when RBAC allows them (default true). */
-  webhookLocalAuthorization: boolean;
   /** (hnc-ts) With the webhooks on their own thread: the nice value the main (reconciling) thread lowers itself to (0: off). */
   reconcilerNice: number;
   admissionNice: number;
@@ -74,10 +72,6 @@ export const MANAGER_FLAG_HELP = `Manager flags (as HNC's unless marked):
                                      chunked bodies): a way back without a new image
   --webhook-api-client lean|node     (hnc-ts) how the API calls a review waits on (SubjectAccessReviews, existence checks)
                                      go out: lean (default; hnc-ts's HTTP/1.1 client, cheaper per call) or node (node's https)
-  --webhook-local-authorization=false
-                                     (hnc-ts) always ask the API server (SubjectAccessReview) whether a user may change a
-                                     subtree; by default a check RBAC allows is answered from the RBAC objects in memory,
-                                     only the rest asked (docs/webhooks.md: turn it off if an authorizer denies before RBAC)
   --reconciler-nice N                (hnc-ts) with the webhooks on their own thread, lower the controller's thread to
                                      nice N (Linux: per thread) so that reviews win the CPU (default 10; 0 off)
   --admission-nice=N                 (hnc-ts) with the webhooks on their own thread, raise that thread to nice N (-20 to 0;
@@ -112,7 +106,6 @@ export const managerFlagOptions = {
   'webhooks-on-main-thread': { type: 'boolean' },
   'webhook-http-server': { type: 'string' },
   'webhook-api-client': { type: 'string' },
-  'webhook-local-authorization': { type: 'string' },
   'reconciler-nice': { type: 'string' },
   'admission-nice': { type: 'string' },
   'cert-dir': { type: 'string' },
@@ -137,14 +130,6 @@ const wholeNumber = (v: unknown, flag: string, dflt: number, min = 1): number =>
   if (!Number.isInteger(n) || n < min) throw new FlagError(`--${flag} must be a whole number of at least ${min}, not ${JSON.stringify(v)}`);
   return n;
 };
-
-/** A kubectl-style boolean flag (`--flag`, `--flag=true`, `--flag=false`; the bare form arrives as "true"). */
-function trueOrFalse(v: unknown, flag: string, dflt: boolean): boolean {
-  if (v === undefined) return dflt;
-  if (v === 'true') return true;
-  if (v === 'false') return false;
-  throw new FlagError(`--${flag} takes true or false, not ${JSON.stringify(v)}`);
-}
 
 /** The main thread's nice value by default, with the webhooks on their own thread (docs/webhooks.md). */
 export const DEFAULT_RECONCILER_NICE = 10;
@@ -243,7 +228,6 @@ export function managerFlagsFrom(values: Values): ManagerFlags {
     webhooksOnMainThread: values['webhooks-on-main-thread'] === true,
     webhookHttpServer: webhookHttp(values['webhook-http-server']),
     webhookApiClient: webhookApiClient(values['webhook-api-client']),
-    webhookLocalAuthorization: trueOrFalse(values['webhook-local-authorization'], 'webhook-local-authorization', true),
     reconcilerNice: niceValue(values['reconciler-nice']),
     admissionNice: raisedNiceValue(values['admission-nice'], values['webhooks-on-main-thread'] === true, values['no-webhooks'] === true),
     certDir: values['cert-dir'] as string | undefined,
@@ -273,8 +257,6 @@ const IGNORED_HNC_BOOLEANS = [
   'webhooks-only',
 ];
 const IGNORED_HNC_VALUES = ['apiextension-addr'];
-/** hnc-ts booleans that default to true, given as `--flag=false` (kubectl's syntax): the bare `--flag` means true. */
-const STRING_BOOLEANS = ['webhook-local-authorization'];
 
 /** Removes the HNC flags hnc-ts ignores; returns the rest and the names it removed. */
 export function withoutIgnoredHncFlags(argv: readonly string[]): { args: string[]; ignored: string[] } {
@@ -287,11 +269,6 @@ export function withoutIgnoredHncFlags(argv: readonly string[]): { args: string[
     if (m?.[1] === 'enable-hrq' && m[2] !== undefined) {
       if (m[2] === '=true') args.push('--enable-hrq');
       else if (m[2] !== '=false') throw new FlagError(`--enable-hrq takes true or false, not ${JSON.stringify(m[2].slice(1))}`);
-      continue;
-    }
-    // A boolean hnc-ts flag that defaults to true: parsed as a string, so that =false can be given.
-    if (m && STRING_BOOLEANS.includes(m[1]!) && m[2] === undefined) {
-      args.push(`${a}=true`);
       continue;
     }
     if (m && IGNORED_HNC_BOOLEANS.includes(m[1]!)) {

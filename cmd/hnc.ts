@@ -3,7 +3,6 @@
 // tests, so both run the same thing.
 import { hostname } from 'node:os';
 import { Manager } from '../controller/manager.js';
-import { RBAC_GROUP } from '../core/api/constants.js';
 import { namespaceConditions } from '../core/hierarchy/plan.js';
 import type { HierarchyPolicy } from '../core/hierarchy/policy.js';
 import type { PropagationOptions } from '../core/propagation/decide.js';
@@ -62,10 +61,6 @@ export interface HncOptions {
          * nice value, so that reviews win the CPU (Linux; cmd/thread-priority.ts). Absent or 0: unchanged.
          */
         reconcilerNice?: number;
-        /** Answer `authorize` checks from RBAC in memory when it allows them (default true; --webhook-local-authorization). */
-        localAuthorization?: boolean;
-        /** The server-side timeout of the RBAC copy's own watches (tests shorten it). */
-        rbacWatchTimeoutSeconds?: { min: number; max: number };
         /** The admission thread died (default: exit the process, for its liveness to restart it). */
         onFatal?: (err: Error) => void;
       };
@@ -160,8 +155,6 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       http: opts.webhooks.http,
       apiClient: opts.webhooks.apiClient,
       admissionNice: opts.webhooks.admissionNice,
-      localAuthorization: opts.webhooks.localAuthorization,
-      rbacWatchTimeoutSeconds: opts.webhooks.rbacWatchTimeoutSeconds,
       onFatal: opts.webhooks.onFatal,
       noPropagationLabels: opts.propagation?.noPropagationLabels,
       propagation: { context: (g, r) => m.config.context(g, r), propagatingKinds: () => m.config.propagatingKinds() },
@@ -182,12 +175,6 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
     const wh = webhooks;
     // The admission thread's copy of what the objects webhook reads of the controller.
     m.config.onSources((change) => wh.sourceChanged(change));
-    // The webhooks' RBAC copy reads Roles and RoleBindings as the propagators do (webhooks/rbac-feed.ts).
-    const rbac = wh.rbacObservers;
-    if (rbac) {
-      m.config.observe(RBAC_GROUP, 'roles', rbac.roles);
-      m.config.observe(RBAC_GROUP, 'rolebindings', rbac.roleBindings);
-    }
     m.config.onTypes(
       (types) =>
         void wh

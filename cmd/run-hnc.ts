@@ -131,7 +131,6 @@ function startHncWith(client: KubeClient, manager: ManagerFlags, logger: Logger,
             apiClient: manager.webhookApiClient,
             reconcilerNice: manager.reconcilerNice,
             admissionNice: manager.admissionNice,
-            localAuthorization: manager.webhookLocalAuthorization,
           },
     leaderElection: manager.leaderElection
       ? {

@@ -149,16 +149,9 @@ const NEEDS: Need[] = [
   {
     group: 'rbac.authorization.k8s.io',
     resource: 'clusterroles',
-    verbs: ['bind', 'list', 'watch'],
+    verbs: ['bind'],
     clusterScoped: true,
-    why: 'copying a RoleBinding that refers to a ClusterRole (e.g. admin) binds it; the webhooks read their rules (local authorization)',
-  },
-  {
-    group: 'rbac.authorization.k8s.io',
-    resource: 'clusterrolebindings',
-    verbs: ['list', 'watch'],
-    clusterScoped: true,
-    why: 'the webhooks answer authorization checks from RBAC in memory when it allows them (webhooks/rbac-feed.ts)',
+    why: 'copying a RoleBinding that refers to a ClusterRole (e.g. admin) binds it',
   },
   { group: 'networking.k8s.io', resource: 'networkpolicies', verbs: PROPAGATION, why: 'commonly propagated (HNCConfiguration)' },
   {

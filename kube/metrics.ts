@@ -14,7 +14,6 @@ export class Metrics {
   readonly propagationSeconds: client.Histogram<'type'>;
   readonly webhookSeconds: client.Histogram<'webhook'>;
   readonly webhookDenials: client.Counter<'webhook' | 'reason'>;
-  readonly webhookAuthorizations: client.Counter<'via'>;
   /** Run before the webhook metrics are read (the admission thread's reviews not yet sent in). */
   private webhookSync?: () => Promise<void>;
 
@@ -69,13 +68,6 @@ export class Metrics {
       name: 'hnc_webhook_denials_total',
       help: 'Admission reviews denied, by webhook and reason',
       labelNames: ['webhook', 'reason'],
-      registers: [r],
-      collect: () => this.webhookSync?.(),
-    });
-    this.webhookAuthorizations = new client.Counter({
-      name: 'hnc_webhook_authorizations_total',
-      help: "The webhooks' authorization checks, by how they were answered: rbac (allowed from the RBAC objects in memory) or subjectaccessreview (asked of the API server)",
-      labelNames: ['via'],
       registers: [r],
       collect: () => this.webhookSync?.(),
     });

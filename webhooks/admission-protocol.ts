@@ -7,7 +7,6 @@ import type { PropagationOptions } from '../core/propagation/decide.js';
 import type { ClientSnapshot } from '../kube/client.js';
 import type { Headers } from '../kube/kubeconfig.js';
 import type { IndexedType, SourceChange } from './propagation-index.js';
-import type { RbacChange } from './rbac-index.js';
 import type { AdmissionRequest } from './review.js';
 import type { WebhookApiClient, WebhookHttp } from './server.js';
 
@@ -28,8 +27,6 @@ export interface AdmissionWorkerData {
   admissionNice?: number;
   cert: string;
   key: string;
-  /** Answer `authorize` checks from the RBAC copy the main thread sends when it allows them (--webhook-local-authorization). */
-  localAuthorization?: boolean;
   /** Paths whose reviews the main thread decides (the HRQ webhooks: they read its quota caches). */
   relayed: string[];
   logLevel: string;
@@ -37,9 +34,6 @@ export interface AdmissionWorkerData {
 
 /** One answered review, for the main thread's metrics: [path, milliseconds, denial reason or null if allowed]. */
 export type ReviewRecord = [path: string, ms: number, denied: string | null];
-
-/** The `authorize` checks answered since the last batch: from the RBAC copy, and by SubjectAccessReviews. */
-export type AuthorizationCounts = [rbac: number, subjectAccessReviews: number];
 
 /** The admission thread's event-loop delay (ms, sampled every LOOP_RESOLUTION_MS) and garbage-collection pauses since the last reset. */
 export interface ThreadDelay {
@@ -65,8 +59,6 @@ export type ToWorker =
   | { t: 'cert'; cert: string; key: string }
   | { t: 'types'; types: IndexedType[] }
   | { t: 'sources'; changes: SourceChange[] }
-  /** Changes to the RBAC copy (webhooks/rbac-feed.ts), one batch per turn of the main thread. */
-  | { t: 'rbac'; changes: RbacChange[] }
   | { t: 'headers'; headers: Headers | undefined }
   | { t: 'decided'; id: number; decision: Decision }
   | { t: 'loop'; id: number; reset: boolean }
@@ -83,7 +75,7 @@ export type FromWorker =
    * warn or above, and in answer to a flush (with its id): one message, and one wake-up of the main
    * thread, per batch rather than per review.
    */
-  | { t: 'batch'; records: ReviewRecord[]; lines: string[]; id?: number; authz?: AuthorizationCounts }
+  | { t: 'batch'; records: ReviewRecord[]; lines: string[]; id?: number }
   | { t: 'relay'; id: number; path: string; review: AdmissionRequest }
   | { t: 'loop'; id: number; delay: ThreadDelay }
   | { t: 'stopped' };

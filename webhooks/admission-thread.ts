@@ -15,7 +15,6 @@ import type { Logger } from '../kube/log.js';
 import type { Metrics } from '../kube/metrics.js';
 import type { AdmissionWorkerData, FromWorker, ThreadDelay, ToWorker } from './admission-protocol.js';
 import type { IndexedType, SourceChange } from './propagation-index.js';
-import type { RbacChange } from './rbac-index.js';
 import type { AdmissionRequest } from './review.js';
 
 export interface AdmissionThreadOptions extends Omit<AdmissionWorkerData, 'client' | 'relayed' | 'logLevel'> {
@@ -108,10 +107,6 @@ export class AdmissionThread {
             metrics?.webhookSeconds.observe({ webhook }, ms / 1000);
             if (denied !== null) metrics?.webhookDenials.inc({ webhook, reason: denied });
           }
-          if (m.authz) {
-            if (m.authz[0]) metrics?.webhookAuthorizations.inc({ via: 'rbac' }, m.authz[0]);
-            if (m.authz[1]) metrics?.webhookAuthorizations.inc({ via: 'subjectaccessreview' }, m.authz[1]);
-          }
           for (const line of m.lines) this.relog(line);
           if (m.id !== undefined) this.flushes.get(m.id)?.();
           this.flushes.delete(m.id ?? -1);
@@ -176,11 +171,6 @@ export class AdmissionThread {
   sourceChanged(change: SourceChange): void {
     if (this.pendingSources.length === 0) setImmediate(() => this.flushSources());
     this.pendingSources.push(change);
-  }
-
-  /** Changes to the worker's RBAC copy (already batched per turn by webhooks/rbac-feed.ts). */
-  rbacChanged(changes: RbacChange[]): void {
-    this.post({ t: 'rbac', changes });
   }
 
   /** The worker's event-loop delay and GC pauses since the last reset (and resets them if asked); undefined once it is stopping. */

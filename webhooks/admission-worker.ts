@@ -14,12 +14,11 @@ import type { Headers } from '../kube/kubeconfig.js';
 import { createLogger } from '../kube/log.js';
 import { trimYoungGenerationWhenIdle } from '../kube/young-generation.js';
 import type { Decision } from '../core/validation/decision.js';
-import type { AdmissionWorkerData, AuthorizationCounts, FromWorker, ReviewRecord, ThreadDelay, ToWorker } from './admission-protocol.js';
+import type { AdmissionWorkerData, FromWorker, ReviewRecord, ThreadDelay, ToWorker } from './admission-protocol.js';
 import { PROBE_PATH } from './configurations.js';
 import { AdmissionHandlers } from './handlers.js';
 import { apiLookups } from './lookups.js';
 import { PropagationIndex } from './propagation-index.js';
-import { RbacIndex } from './rbac-index.js';
 import { ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
 import { WebhookServer } from './server.js';
 import { raiseThisThreadPriority } from './thread-priority.js';
@@ -42,17 +41,13 @@ const send = (m: FromWorker) => port.postMessage(m);
 const BATCH_MS = 250;
 let records: ReviewRecord[] = [];
 let lines: string[] = [];
-let authz: AuthorizationCounts = [0, 0];
 let batchTimer: NodeJS.Timeout | undefined;
 function flush(id?: number): void {
   clearTimeout(batchTimer);
   batchTimer = undefined;
-  const counted = authz[0] + authz[1] > 0;
-  if (records.length || lines.length || counted || id !== undefined)
-    send({ t: 'batch', records, lines, ...(counted ? { authz } : {}), ...(id !== undefined ? { id } : {}) });
+  if (records.length || lines.length || id !== undefined) send({ t: 'batch', records, lines, ...(id !== undefined ? { id } : {}) });
   records = [];
   lines = [];
-  authz = [0, 0];
 }
 function later(): void {
   batchTimer ??= setTimeout(flush, BATCH_MS);
@@ -89,22 +84,11 @@ const lookupClient =
 // Only what the model reads of each object: the handlers read the model, never the objects.
 const cache = new HierarchyCache(client, new HierarchyPolicy(data.policy), logger, { factsOnly: true });
 const propagation = new PropagationIndex(() => cache.hierarchy, data.propagation);
-// The RBAC copy the main thread keeps up to date ('rbac' messages): allows are answered from it.
-const rbac = data.localAuthorization ? new RbacIndex() : undefined;
 const handlers = new AdmissionHandlers({
   hierarchy: () => cache.hierarchy,
   manager: data.manager,
   propagation: propagation.view,
-  lookups: apiLookups(
-    lookupClient,
-    rbac && {
-      index: rbac,
-      counted: (path) => {
-        authz[path === 'rbac' ? 0 : 1]++;
-        later();
-      },
-    },
-  ),
+  lookups: apiLookups(lookupClient),
 });
 
 // This thread's own event-loop delay and GC pauses (the main thread's say nothing of them), asked for by the main thread.
@@ -194,9 +178,6 @@ port.on('message', (m: ToWorker) => {
       break;
     case 'sources':
       propagation.apply(m.changes);
-      break;
-    case 'rbac':
-      rbac?.apply(m.changes);
       break;
     case 'headers':
       headers = m.headers;

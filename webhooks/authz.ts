@@ -2,15 +2,9 @@
 // user who made the request may do what the hierarchy change implies (docs/behaviour.md §7.3 check 12).
 import type { KubeClient } from '../kube/client.js';
 import type { UserInfo } from '../core/api/types.js';
+import type { ResourceCheck } from './authz-cache.js';
 
-export interface ResourceCheck {
-  verb: string;
-  group: string;
-  version?: string;
-  resource: string;
-  namespace?: string;
-  name?: string;
-}
+export type { ResourceCheck } from './authz-cache.js';
 
 export async function userCan(client: KubeClient, user: UserInfo, check: ResourceCheck): Promise<boolean> {
   const review = await client.create<{ status?: { allowed?: boolean } }>('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
@@ -26,6 +20,7 @@ export async function userCan(client: KubeClient, user: UserInfo, check: Resourc
         group: check.group,
         version: check.version ?? '*',
         resource: check.resource,
+        subresource: check.subresource,
         namespace: check.namespace,
         name: check.name,
       },

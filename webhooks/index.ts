@@ -31,8 +31,6 @@ import { AdmissionHandlers, type PropagationView } from './handlers.js';
 import { AdmissionThread } from './admission-thread.js';
 import type { ThreadDelay } from './admission-protocol.js';
 import { apiLookups } from './lookups.js';
-import { RbacFeed } from './rbac-feed.js';
-import { RbacIndex } from './rbac-index.js';
 import type { IndexedType, SourceChange } from './propagation-index.js';
 import { ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
 import type { Decision } from '../core/validation/decision.js';
@@ -90,14 +88,6 @@ export interface WebhookOptions {
   admissionNice?: number;
   /** The propagation options the objects webhook's conflict check reads (the admission thread gets them once). */
   noPropagationLabels?: ReadonlyArray<{ key: string; value: string }>;
-  /**
-   * Answer the webhooks' `authorize` checks from RBAC in memory when RBAC allows them, asking the
-   * API server (SubjectAccessReview) otherwise (--webhook-local-authorization; default true). The
-   * caller feeds Roles and RoleBindings to rbacObservers (the controller's propagators).
-   */
-  localAuthorization?: boolean;
-  /** The server-side timeout of the copy's ClusterRole and ClusterRoleBinding watches (default 300..600 s; tests shorten it). */
-  rbacWatchTimeoutSeconds?: { min: number; max: number };
   /** The admission thread died: end the process (default), so that its liveness restarts it. */
   onFatal?: (err: Error) => void;
 }
@@ -133,32 +123,13 @@ export class Webhooks {
   private serving?: ServingCerts;
   /** Unknown until the controller has resolved the configured types: nothing is registered before. */
   private objectRules: ObjectRule[] | undefined;
-  /** The RBAC copy's feed (on the main thread), and with the webhooks there, the copy itself. */
-  private readonly rbacFeed?: RbacFeed;
-  private readonly rbacIndex?: RbacIndex;
   port = 0;
 
   private get manager(): ManagerIdentity {
     return { namespace: this.opts.namespace, username: this.opts.managerUser };
   }
 
-  constructor(private readonly opts: WebhookOptions) {
-    if (opts.localAuthorization !== false) {
-      if (opts.onMainThread) this.rbacIndex = new RbacIndex();
-      const index = this.rbacIndex;
-      this.rbacFeed = new RbacFeed({
-        client: opts.client,
-        logger: opts.logger,
-        send: (changes) => (index ? index.apply(changes) : this.thread?.rbacChanged(changes)),
-        watchTimeoutSeconds: opts.rbacWatchTimeoutSeconds,
-      });
-    }
-  }
-
-  /** What the Role and RoleBinding propagators report to (controller ObjectObserver), if local authorization is on. */
-  get rbacObservers() {
-    return this.rbacFeed && { roles: this.rbacFeed.roles, roleBindings: this.rbacFeed.roleBindings };
-  }
+  constructor(private readonly opts: WebhookOptions) {}
 
   private get h() {
     return this.opts.cache.hierarchy;
@@ -219,7 +190,6 @@ export class Webhooks {
         propagation: opts.propagation,
         lookups: apiLookups(
           opts.apiClient === 'node' ? opts.client.withOwnConnections(ADMISSION_SOCKETS) : opts.client.withHttp1Transport(LOOKUP_SOCKETS),
-          this.rbacIndex && { index: this.rbacIndex, counted: (via) => opts.metrics?.webhookAuthorizations.inc({ via }) },
         ),
       });
       routeAdmission(server, handlers);
@@ -237,7 +207,6 @@ export class Webhooks {
         http: opts.http,
         apiClient: opts.apiClient,
         admissionNice: opts.admissionNice,
-        localAuthorization: this.rbacFeed !== undefined,
         cert: this.serving.cert,
         key: this.serving.key,
         relayed: quotaRoutes,
@@ -254,14 +223,11 @@ export class Webhooks {
       this.port = await thread.port;
       this.thread = thread;
     }
-    // The worker exists now (the feed's batches go to it): the cluster-wide RBAC watches start.
-    this.rbacFeed?.start();
     if (opts.verifyReachable && opts.registerConfigurations !== false) {
       try {
         await this.probe(typeof opts.verifyReachable === 'object' ? opts.verifyReachable.timeoutMs : 10_000);
       } catch (err) {
         this.stopper.abort();
-        await this.rbacFeed?.stop();
         await this.server?.stop();
         await this.thread?.stop();
         throw err;
@@ -304,14 +270,10 @@ export class Webhooks {
   }
 
   async stop(): Promise<void> {
-    // No RBAC change reaches the copy from here on (the admission thread takes no more messages):
-    // the reviews of the drain ask the API server.
-    this.rbacFeed?.close();
     // Behind a Service the server first drains (WebhookServer.stop) while the rest stops.
     const drained = this.opts.drainMs ? (this.thread?.stop(this.opts.drainMs) ?? this.server?.stop(this.opts.drainMs)) : undefined;
     this.stopper.abort();
     this.opts.quotaRouter?.close();
-    await this.rbacFeed?.stop();
     this.certs?.stop();
     await Promise.all(this.watches.map((w) => w.stop()));
     await this.repairing;

@@ -4,30 +4,15 @@
 import { isNotFound, segment, type KubeClient } from '../kube/client.js';
 import { Discovery } from '../kube/discovery.js';
 import { userCan } from './authz.js';
+import { AllowCache } from './authz-cache.js';
 import type { AdmissionLookups } from './handlers.js';
-import { rbacCheck, type AuthorizationPath, type RbacIndex } from './rbac-index.js';
 
-/** Answers `authorize` checks from the RBAC copy when it allows them (--webhook-local-authorization). */
-export interface LocalAuthorization {
-  index: RbacIndex;
-  /** Counts each check by how it was answered (the metric hnc_webhook_authorizations_total). */
-  counted: (path: AuthorizationPath) => void;
-}
-
-export function apiLookups(api: KubeClient, local?: LocalAuthorization): AdmissionLookups {
+export function apiLookups(api: KubeClient): AdmissionLookups {
   const discovery = new Discovery(api);
+  // Only allows are reused, for seconds (webhooks/authz-cache.ts); anything else asks again.
+  const allows = new AllowCache();
   return {
-    userCan: (user, check) => {
-      // Only an allow is taken from the copy; anything else is the API server's to answer.
-      if (local) {
-        if (local.index.allows(user, rbacCheck(check))) {
-          local.counted('rbac');
-          return Promise.resolve(true);
-        }
-        local.counted('subjectaccessreview');
-      }
-      return userCan(api, user, check);
-    },
+    userCan: (user, check) => allows.userCan(user, check, () => userCan(api, user, check)),
     namespaceExists: (name) =>
       api.get(`/api/v1/namespaces/${segment(name)}`).then(
         () => true,

@@ -25,7 +25,7 @@ import { WorkQueue, type ReconcileResult } from '../../kube/watch/workqueue.js';
 import { WriteExpectations } from '../../kube/expectations.js';
 import type { Events, Writes } from '../../kube/writes.js';
 import type { Metrics } from '../../kube/metrics.js';
-import { TypePropagator, typeKey, type ObjectObserver } from '../objects/propagator.js';
+import { TypePropagator, typeKey } from '../objects/propagator.js';
 import { missingAccessCondition, PROPAGATION_VERBS, type MissingAccess } from '../../core/config/access.js';
 
 const KEY = Singleton.config;
@@ -228,7 +228,6 @@ export class ConfigController {
   private lastCountChange = -Infinity;
   private readonly typeListeners = new Set<(types: ConfiguredType[]) => void>();
   private readonly sourceListeners = new Set<(change: SourceChange) => void>();
-  private readonly observers = new Map<string, ObjectObserver>();
   private lastTypes: ConfiguredType[] | undefined;
   private timer?: ReturnType<typeof setInterval>;
   /** Keeps the singleton and its status; the types it resolves are synced by this controller. */
@@ -294,14 +293,6 @@ export class ConfigController {
     for (const p of this.propagators.values())
       for (const s of p.sourceNames()) listener({ group: p.type.group, resource: p.type.resource, ...s, present: true });
     return () => this.sourceListeners.delete(listener);
-  }
-
-  /**
-   * Every object of a type (group and resource), as its propagator reads it (ObjectObserver): the
-   * webhooks' copy of RBAC. Register before start; a type not propagated is not observed.
-   */
-  observe(group: string, resource: string, observer: ObjectObserver): void {
-    this.observers.set(typeKey({ group, resource }), observer);
   }
 
   async start(): Promise<void> {
@@ -426,7 +417,6 @@ export class ConfigController {
         onSource: (namespace, name, present) => {
           for (const l of this.sourceListeners) l({ group: t.group, resource: t.resource, namespace, name, present });
         },
-        observer: this.observers.get(key),
       });
       this.propagators.set(key, p);
       await p.start();

@@ -23,49 +23,6 @@ import { CopyReconciler, typeKey, type Obj, type ResolvedType } from './copies.j
 
 export { typeKey, type ResolvedType } from './copies.js';
 
-/**
- * Reads every object of a type as it arrives, before the cache keeps it slim (a copy's content as
- * text): the webhooks' copy of RBAC (webhooks/rbac-feed.ts) takes the rules and subjects of Roles
- * and RoleBindings from here, so nothing else decodes their watch events again.
- */
-export interface ObjectObserver<S = unknown> {
-  /** What the observer keeps of an object, computed once per object read. */
-  summarize(obj: PropagatableObject): S;
-  /** An object appeared or changed (its summary), or went (undefined). */
-  changed(namespace: string, name: string, summary: S | undefined): void;
-  /** Every object of the type has been listed (true), or the type is no longer watched (false: forget them all). */
-  synced(synced: boolean): void;
-  /**
-   * The type's watch is failing (false; what was read may be out of date by any amount) or follows
-   * the server again (true): the reflector's onHealth, after the first list.
-   */
-  fresh?(fresh: boolean): void;
-}
-
-/**
- * The observer as one propagator feeds it: deaf to that propagator once it has said it stops
- * (synced(false)). Its watch delivers events until its reflector has stopped; an object added then,
- * and deleted before the next propagator of the type lists, would stay in the observer's copy
- * (a stale RoleBinding in the webhooks' RBAC copy, honoured), with no delete ever to come.
- */
-export function observedByOnePropagator<S>(observer: ObjectObserver<S>): ObjectObserver<S> {
-  let open = true;
-  return {
-    summarize: (obj) => observer.summarize(obj),
-    changed: (namespace, name, summary) => {
-      if (open) observer.changed(namespace, name, summary);
-    },
-    synced: (synced) => {
-      if (!open) return;
-      if (!synced) open = false;
-      observer.synced(synced);
-    },
-    fresh: (fresh) => {
-      if (open) observer.fresh?.(fresh);
-    },
-  };
-}
-
 export class TypePropagator {
   private readonly reflector: Reflector<Obj>;
   /** What the cached copies of this type share (their sources' content, names, labels). */
@@ -78,9 +35,6 @@ export class TypePropagator {
   private readonly copies: CopyReconciler;
   /** When a source change first asked for a namespace to be re-planned (propagation latency). */
   private readonly pendingSince = new Map<string, number>();
-  /** The observer's summary of each object read, until its event is handled. */
-  private readonly summaries = new WeakMap<Obj, unknown>();
-  private readonly observer?: ObjectObserver;
 
   constructor(
     readonly type: ResolvedType,
@@ -97,11 +51,8 @@ export class TypePropagator {
       onCounts?: () => void;
       /** A source of this type appeared (present) or went: the admission worker's conflict checks (webhooks/admission-thread.ts). */
       onSource?: (namespace: string, name: string, present: boolean) => void;
-      observer?: ObjectObserver;
     },
   ) {
-    const observer = deps.observer && observedByOnePropagator(deps.observer);
-    this.observer = observer;
     this.mode = type.mode;
     this.reflector = new Reflector<Obj>({
       client: deps.client,
@@ -110,12 +61,9 @@ export class TypePropagator {
       // Copies are cached slim (their content as canonical text): they are most of the cache.
       transform: (o) => {
         delete (o.metadata as { managedFields?: unknown }).managedFields;
-        const slim = slimCopy(o, this.interned) as Obj;
-        if (observer) this.summaries.set(slim, observer.summarize(o));
-        return slim;
+        return slimCopy(o, this.interned) as Obj;
       },
       logger: deps.log,
-      onHealth: observer && ((healthy) => observer.fresh?.(healthy)),
     });
     this.queue = new WorkQueue({
       name: typeKey(type),
@@ -148,7 +96,6 @@ export class TypePropagator {
   async start(): Promise<void> {
     this.reflector.start();
     await this.reflector.synced;
-    this.observer?.synced(true);
     this.queue.run((ns, rid) => this.reconcile(ns, rid), this.deps.workers);
     this.running = true;
     this.warnAboutSources();
@@ -161,7 +108,6 @@ export class TypePropagator {
   }
 
   async stop(): Promise<void> {
-    this.observer?.synced(false);
     await this.queue.shutdown();
     await this.reflector.stop();
   }
@@ -223,12 +169,6 @@ export class TypePropagator {
   private onObject(event: string, obj: Obj, old?: Obj): void {
     const ns = obj.metadata.namespace;
     const name = obj.metadata.name;
-    const observer = this.observer;
-    if (observer) {
-      const summary = this.summaries.get(obj);
-      this.summaries.delete(obj);
-      observer.changed(ns, name, event === 'DELETED' ? undefined : (summary ?? observer.summarize(obj)));
-    }
     const before = this.sources.get(ns, name)?.object;
     if (event === 'DELETED' || isCopy(obj)) this.sources.delete(ns, name);
     else this.sources.set({ namespace: ns, name, object: obj });

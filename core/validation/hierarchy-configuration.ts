@@ -229,16 +229,6 @@ export function serverChecks(h: Hierarchy, user: UserInfo, curParent: string | u
   return [authorize(mrca, CheckReason.mostRecentCommonAncestor(curParent, newParent))];
 }
 
-/**
- * Every kind of `authorize` check the validators make, names and namespaces aside: this one's
- * (accessReview) and the namespace validator's (may the user delete the namespace?). A cache of
- * RBAC rules for the webhooks keeps only the rules that could allow one of them.
- */
-export const AUTHORIZE_CHECKS: ReadonlyArray<{ verb: string; group: string; resource: string }> = [
-  { verb: 'update', group: GROUP, resource: Plural.HierarchyConfiguration },
-  { verb: 'delete', group: '', resource: 'namespaces' },
-];
-
 /** The SubjectAccessReview HNC makes: may `user` update HierarchyConfigurations in `namespace`? */
 export function accessReview(user: UserInfo, namespace: string): SubjectAccessReviewSpec {
   return {

@@ -31,15 +31,10 @@ export async function startManager(name: string, policy: PolicyOptions = {}): Pr
 export async function startHncWithWebhooks(
   name: string,
   policy: PolicyOptions = {},
-  extra: Pick<HncOptions, 'hrq' | 'leaderElection'> & {
-    webhooks?: { onMainThread?: boolean; localAuthorization?: boolean; rbacWatchTimeoutSeconds?: { min: number; max: number } };
-    /** Run as this user instead of the manager's service account (a test that changes the manager's own permissions). */
-    user?: { name: string; groups: string[] };
-  } = {},
+  extra: Pick<HncOptions, 'hrq' | 'leaderElection'> = {},
 ): Promise<Hnc> {
-  const { webhooks, user, ...rest } = extra;
   const stateDir = inject('stateDir');
-  const identity = await mintUser(stateDir, user?.name ?? MANAGER_USER, user?.groups ?? MANAGER_GROUPS);
+  const identity = await mintUser(stateDir, MANAGER_USER, MANAGER_GROUPS);
   const client = await KubeClient.fromKubeconfig(identity.kubeconfigPath);
   const logger = createLogger({ name: `hnc-${name}`, file: process.env.HNC_LOG_FILE ?? join(stateDir, 'logs', `hnc-${name}.log`) });
   const hnc = await startHnc({
@@ -48,8 +43,8 @@ export async function startHncWithWebhooks(
     namespace: MANAGER_SERVICE_ACCOUNT.namespace,
     logger,
     workers: 4,
-    webhooks: { port: 0, host: '127.0.0.1', endpoint: (port) => ({ url: `https://127.0.0.1:${port}` }), ...webhooks },
-    ...rest,
+    webhooks: { port: 0, host: '127.0.0.1', endpoint: (port) => ({ url: `https://127.0.0.1:${port}` }) },
+    ...extra,
   });
   return hnc;
 }
