@@ -1,6 +1,7 @@
 // What both entry points share: HNC's options from the manager flags, the CRD check, running until
 // a signal, and one clear line for a start-up error. The production entry (cmd/manager.ts) and the
 // developer launcher (cmd/start.ts) differ only in where the cluster comes from.
+import { judgeVersion } from './kubernetes-version.js';
 import { IdentityError } from '../kube/identity.js';
 import { ApiError, type KubeClient } from '../kube/client.js';
 import { KubeconfigError } from '../kube/kubeconfig.js';
@@ -84,7 +85,17 @@ export function warnNoWebhooks(logger: Logger, why: string): void {
   logger.warn({ why }, 'running without admission webhooks');
 }
 
+/** Reads /version: refuses to start where a required API is missing, warns outside the tested range. */
+export async function checkKubernetesVersion(client: KubeClient, logger: Logger): Promise<void> {
+  const v = await client.get<{ major?: string; minor?: string; gitVersion?: string }>('/version');
+  const verdict = judgeVersion(v);
+  if (verdict.kind === 'refuse') throw new StartupError(verdict.message);
+  if (verdict.kind === 'warn') logger.warn({ version: v.gitVersion }, verdict.message);
+  else logger.info({ version: v.gitVersion }, 'Kubernetes version supported');
+}
+
 export async function startHncFromFlags(client: KubeClient, manager: ManagerFlags, logger: Logger, where: Placement): Promise<Hnc> {
+  await checkKubernetesVersion(client, logger);
   const w = where.webhooks;
   if (w.by === 'none' && w.why) warnNoWebhooks(logger, w.why);
   try {
