@@ -1,3 +1,4 @@
+import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -7,14 +8,39 @@ import tseslint from 'typescript-eslint';
 // its folder must not import. eslint.config.test.ts proves each rule with probe sources.
 const folder = (name) => [`**/${name}`, `**/${name}/**`];
 const forbid = (names, message) => ({ group: names.flatMap(folder), message });
-const noIo = {
-  group: ['node:fs*', 'node:net', 'node:http*', 'node:child_process', 'fs', 'fs/*', 'net', 'http', 'https', 'child_process'],
-  message: 'core/ is pure: no I/O.',
-};
+// core/ is pure: no node: built-in at all (none is pure enough to need an exception, and none is
+// used). Bare names ('fs', 'util') are matched exactly (paths), so that '../util/equal.js' is not.
+const PURE = 'core/ is pure: no node: built-ins (no I/O, no processes, threads or host state).';
+const noBuiltins = { group: ['node:*'], message: PURE };
+const builtinPaths = builtinModules.filter((m) => !m.startsWith('_')).map((name) => ({ name, message: PURE }));
 const notProduction = (from) => forbid(['test', 'bench'], `${from} is production code: it must not import test/ or bench/.`);
 const noLocalCluster = (from) =>
   forbid(['local-cluster'], `${from} must not import local-cluster/ (only cmd/start.ts, test/ and bench/ run the local control plane).`);
-const restrict = (files, patterns, ignores = []) => ({ files, ignores, rules: { 'no-restricted-imports': ['error', { patterns }] } });
+// The test helpers (kube/testing.ts, kube/testing-https.ts, controller/testing.ts, kubectl-plugin/testing/...)
+// are for tests and for each other, never for production code.
+const TEST_CODE = ['**/*.test.ts', '**/testing.ts', '**/testing-*.ts', '**/testing/**'];
+const noTesting = {
+  group: ['**/testing', '**/testing.js', '**/testing.ts', '**/testing-*', '**/testing/**'],
+  message: 'Production code must not import the test helpers (testing.ts, testing-*.ts, testing/): they are for tests.',
+};
+const restrict = (files, patterns, ignores = [], paths = []) => ({
+  files,
+  ignores,
+  rules: { 'no-restricted-imports': ['error', { paths, patterns }] },
+});
+/**
+ * The rules of `files`, and the test helpers forbidden to those that are production code: two
+ * blocks, the test code among `files` (tests and the helpers themselves) in the second.
+ */
+const layer = (files, patterns, ignores = [], paths = []) => [
+  restrict(files, [...patterns, noTesting], [...ignores, ...TEST_CODE], paths),
+  restrict(
+    files.flatMap((f) => TEST_CODE.map((t) => [f, t])),
+    patterns,
+    ignores,
+    paths,
+  ),
+];
 
 function layers() {
   const shells = ['controller', 'webhooks', 'kubectl-plugin'];
@@ -25,10 +51,11 @@ function layers() {
     noLocalCluster('core/'),
   ];
   return [
-    restrict(['core/**/*.ts'], [noIo, ...core]),
+    // The core's own test helpers (core/*/testing.ts) are pure as well.
+    ...layer(['core/**/*.ts'], [noBuiltins, ...core], [], builtinPaths),
     // Tests of the pure core may read fixtures from disk (e.g. the CRD YAML under crds/).
     restrict(['core/**/*.test.ts'], core),
-    restrict(
+    ...layer(
       ['kube/**/*.ts'],
       [
         forbid([...shells, 'cmd'], 'kube/ is shared I/O: it imports only core/ and libraries.'),
@@ -37,8 +64,8 @@ function layers() {
       ],
     ),
     // The three shells never import each other; shared needs go down into core/ or kube/.
-    ...shells.map((shell) =>
-      restrict(
+    ...shells.flatMap((shell) =>
+      layer(
         [`${shell}/**/*.ts`],
         [
           forbid(
@@ -51,13 +78,13 @@ function layers() {
       ),
     ),
     // The image ships cmd/manager.ts and what it imports; only the npm start launcher runs a local cluster.
-    restrict(['cmd/**/*.ts'], [notProduction('cmd/'), noLocalCluster('cmd/ (but start.ts)')], ['cmd/start.ts']),
-    restrict(['cmd/start.ts'], [notProduction('cmd/start.ts')]),
-    restrict(
+    ...layer(['cmd/**/*.ts'], [notProduction('cmd/'), noLocalCluster('cmd/ (but start.ts)')], ['cmd/start.ts']),
+    ...layer(['cmd/start.ts'], [notProduction('cmd/start.ts')]),
+    ...layer(
       ['local-cluster/**/*.ts'],
       [forbid([...shells, 'cmd'], 'local-cluster/ imports only core/ and kube/.'), notProduction('local-cluster/')],
     ),
-    restrict(['deploy/**/*.ts', 'scripts/**/*.ts', '*.ts', '*.js'], [noLocalCluster('This file')]),
+    ...layer(['deploy/**/*.ts', 'scripts/**/*.ts', '*.ts', '*.js'], [noLocalCluster('This file')]),
   ];
 }
 

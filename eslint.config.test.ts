@@ -34,10 +34,26 @@ const forbidden: [file: string, imports: string[]][] = [
       'node:fs',
       'node:fs/promises',
       'node:http',
+      // No node: built-in at all, with or without the prefix: none is I/O-free enough to need one.
+      'node:tls',
+      'node:dns',
+      'node:os',
+      'node:worker_threads',
+      'node:crypto',
+      'node:util',
+      'node:path',
+      'tls',
+      'os',
+      'util',
+      'fs/promises',
       'pino',
       '@kubernetes/client-node',
+      // Nor the test helpers.
+      '../hierarchy/testing.js',
     ],
   ],
+  // The core's test helpers are as pure as the core.
+  ['core/hierarchy/testing.ts', ['node:fs', 'node:os', '../../kube/client.js']],
   ['core/probe.ts', ['../controller/manager.js', '../kube/client.js']],
   ['core/forest/deep/deeper/probe.ts', ['../../../../controller/manager.js']],
   ['core/forest/probe.test.ts', ['../../controller/manager.js', '../../kube/writer.js', '../../test/support/cluster.js']],
@@ -53,6 +69,17 @@ const forbidden: [file: string, imports: string[]][] = [
     ],
   ],
   ['kube/probe.test.ts', ['../test/support/cluster.js', '../local-cluster/index.js']],
+  // Production code never imports a test helper: testing.ts, testing-*.ts or testing/, in any folder.
+  ['kube/probe.ts', ['./testing.js', './testing-https.js', '../core/hierarchy/testing.js']],
+  ['kube/watch/probe.ts', ['../testing.js', '../testing-https.js']],
+  ['controller/objects/probe.ts', ['../testing.js', '../../kube/testing.js']],
+  ['webhooks/probe.ts', ['./testing.js', '../kube/testing-https.js']],
+  ['kubectl-plugin/commands/probe.ts', ['../testing/fake-api.js', '../../kube/testing.js']],
+  ['cmd/manager.ts', ['../kube/testing.js', '../controller/testing.js']],
+  ['cmd/start.ts', ['../kube/testing.js']],
+  ['local-cluster/probe.ts', ['../kube/testing-https.js']],
+  ['scripts/probe.ts', ['../kube/testing.js']],
+  ['deploy/probe.ts', ['../webhooks/testing.js']],
   [
     'controller/objects/probe.ts',
     [
@@ -78,7 +105,19 @@ const forbidden: [file: string, imports: string[]][] = [
 
 const allowed: [file: string, imports: string[]][] = [
   ['core/forest/probe.ts', ['../api/constants.js', '../../core/util/equal.js', 'yaml']],
-  ['core/forest/probe.test.ts', ['node:fs', 'vitest']],
+  ['core/forest/probe.test.ts', ['node:fs', 'vitest', '../hierarchy/testing.js']],
+  // Bare names are matched exactly: a folder of the core called like a built-in is no built-in.
+  ['core/forest/probe.ts', ['../util/equal.js', './path.js']],
+  // Tests and the helpers themselves may import the helpers.
+  ['kube/probe.test.ts', ['./testing.js', './testing-https.js']],
+  ['kube/testing.ts', ['./testing-https.js', 'node:https']],
+  ['controller/testing.ts', ['../kube/testing.js']],
+  ['controller/objects/probe.test.ts', ['../testing.js', '../../kube/testing.js']],
+  ['webhooks/probe.test.ts', ['./testing.js', '../kube/testing-https.js']],
+  ['kubectl-plugin/commands/probe.test.ts', ['../testing/fake-api.js']],
+  ['kubectl-plugin/testing/probe.ts', ['./fake-api.js', '../../kube/testing.js']],
+  ['test/support/probe.ts', ['../../kube/testing.js']],
+  ['bench/probe.ts', ['../kube/testing-https.js']],
   ['kube/watch/probe.ts', ['../../core/api/constants.js', '../client.js', 'pino', 'node:https']],
   ['controller/objects/probe.ts', ['../../kube/writer.js', '../../core/propagation/decide.js', '../manager.js']],
   ['webhooks/probe.ts', ['../kube/client.js', '../core/validation/decision.js']],

@@ -5,13 +5,14 @@
 import { shippedNodeEnv, shippedNodeFlags } from '../bench/node-flags.js';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { parseManagerFlags } from '../cmd/flags.js';
 import { readManifests } from '../kube/apply.js';
 import { AGGREGATED_ROLES, MANAGER_RBAC, MANAGER_SERVICE_ACCOUNT, loadCrds } from '../kube/install.js';
+import { reachable } from '../scripts/import-graph.js';
 import { DEPLOY_HRQ_KUSTOMIZATION, renderInstall, VARIANTS, writeInstall, type RenderedObject } from '../scripts/build-install.js';
 import { mutatingConfiguration, validatingConfiguration } from '../webhooks/configurations.js';
 import { Webhook } from '../core/api/constants.js';
@@ -362,15 +363,7 @@ describe('the Dockerfile', () => {
 
   it('ships neither the local control plane nor test code (the import graph of what it compiles)', () => {
     // What tsc compiles from the entry point: every file reached through relative imports.
-    const compiled = new Set<string>();
-    const visit = (file: string) => {
-      if (compiled.has(file)) return;
-      compiled.add(file);
-      for (const ref of ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true).importedFiles) {
-        if (ref.fileName.startsWith('.')) visit(relative(ROOT, join(ROOT, dirname(file), ref.fileName.replace(/\.js$/, '.ts'))));
-      }
-    };
-    for (const entry of (build.config as { files: string[] }).files) visit(entry);
+    const compiled = reachable(ROOT, (build.config as { files: string[] }).files);
     expect(compiled).toContain('cmd/manager.ts');
     expect(compiled).toContain('controller/manager.ts');
     expect(compiled).toContain('webhooks/admission-worker.ts');

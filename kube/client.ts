@@ -3,12 +3,14 @@
 // into the error it throws.
 import https from 'node:https';
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { Duplex } from 'node:stream';
 // Type only: client-node costs ~70 MB of memory once loaded, so it is imported only for the
 // configurations our own loader leaves to it (exec plugins, auth-providers) or when a caller
 // hands us a KubeConfig.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeconfig, type ClusterConnection, type Headers } from './kubeconfig.js';
 import { Http1Transport } from './http1-transport.js';
+import { openTunnel, proxyFor } from './proxy.js';
 
 export interface Status {
   kind?: string;
@@ -87,6 +89,9 @@ const POOL_NAME_OPTIONS = [
   'privateKeyEngine',
 ] as const;
 
+/** An https.Agent's options, and the proxy to go through (kube/proxy.ts's proxyFor). */
+export type PoolAgentOptions = https.AgentOptions & { proxy?: URL };
+
 /**
  * An https.Agent that names each connection pool once. Node's agent rebuilds the name on every
  * request, at least three times (taking a socket, freeing it, removing it), by appending the CA,
@@ -97,6 +102,30 @@ const POOL_NAME_OPTIONS = [
  */
 export class PoolAgent extends https.Agent {
   private readonly names = new Map<string, { values: unknown[]; name: string }>();
+
+  constructor(options?: PoolAgentOptions) {
+    super(options);
+  }
+
+  /**
+   * With a `proxy` among the agent's options (kube/proxy.ts's choice, kept by the copies made
+   * from `options`), each connection is a CONNECT tunnel through it, TLS to the server inside.
+   */
+  override createConnection(
+    options: https.RequestOptions,
+    callback?: (err: Error | null, stream: Duplex) => void,
+  ): Duplex | null | undefined {
+    const proxy = (options as { proxy?: URL }).proxy;
+    if (!proxy) return super.createConnection(options, callback);
+    const { host, port, ca, rejectUnauthorized, timeout } = options;
+    const to = { host: host ?? 'localhost', port: Number(port ?? 443), ca, rejectUnauthorized, timeoutMs: timeout };
+    openTunnel(proxy, to, (err, socket) => {
+      // TLS to the API server inside the tunnel, with the agent's own options (CA, client certificate, server name).
+      if (socket) callback?.(null, super.createConnection({ ...options, socket } as https.RequestOptions) as Duplex);
+      else callback?.(err, undefined as unknown as Duplex);
+    });
+    return undefined;
+  }
 
   override getName(
     options: https.AgentOptions & { host?: string; port?: number | string; localAddress?: string; family?: number } = {},
@@ -168,6 +197,8 @@ export interface ClientSnapshot {
   server: string;
   tls: { ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean; servername?: string };
   headers?: Headers;
+  /** The proxy the connections go through (kube/proxy.ts), if any. */
+  proxy?: string;
 }
 
 /** Produces the credential headers anew (a rotated token, a refreshed exec credential). */
@@ -246,8 +277,8 @@ export class KubeClient {
 
   /** From a kubeconfig resolved by kube/kubeconfig.ts. */
   static fromConnection(conn: ClusterConnection, opts: { maxSockets?: number } = {}): KubeClient {
-    const { ca, cert, key, rejectUnauthorized, servername } = conn.tls;
-    const agent = new PoolAgent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64, ca, cert, key, rejectUnauthorized, servername });
+    const proxy = proxyFor(conn.server, { proxyUrl: conn.proxyUrl });
+    const agent = new PoolAgent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64, ...conn.tls, proxy });
     return new KubeClient(conn.server.replace(/\/$/, ''), { agent, headers: conn.headers() }, () => conn.headers());
   }
 
@@ -264,6 +295,7 @@ export class KubeClient {
       cert: tls.cert,
       key: tls.key,
       rejectUnauthorized: tls.rejectUnauthorized,
+      proxy: proxyFor(cluster.server, { proxyUrl: cluster.proxyUrl }),
     });
     const credentials = async (): Promise<Headers | undefined> => {
       const fresh: https.RequestOptions = {};
@@ -291,13 +323,14 @@ export class KubeClient {
    */
   snapshot(): ClientSnapshot {
     const agent = this.base.agent instanceof https.Agent ? this.base.agent : undefined;
-    const o = (agent?.options ?? {}) as https.AgentOptions;
+    const o = (agent?.options ?? {}) as PoolAgentOptions;
     const pem = (v: unknown): string | undefined =>
       v === undefined || v === null ? undefined : Buffer.isBuffer(v) ? v.toString('utf8') : typeof v === 'string' ? v : undefined;
     return {
       server: this.server,
       tls: { ca: pem(o.ca), cert: pem(o.cert), key: pem(o.key), rejectUnauthorized: o.rejectUnauthorized, servername: o.servername },
       headers: this.base.headers as Headers | undefined,
+      ...(o.proxy ? { proxy: o.proxy.href } : {}),
     };
   }
 
@@ -308,7 +341,7 @@ export class KubeClient {
     opts: { maxSockets?: number; transport?: 'node' | 'http1' } = {},
   ): KubeClient {
     const maxSockets = opts.maxSockets ?? 64;
-    const agent = new PoolAgent({ keepAlive: true, maxSockets, ...s.tls });
+    const agent = new PoolAgent({ keepAlive: true, maxSockets, ...s.tls, ...(s.proxy ? { proxy: new URL(s.proxy) } : {}) });
     return new KubeClient(s.server, { agent, headers: s.headers }, credentials, opts.transport === 'http1' ? { maxSockets } : undefined);
   }
 

@@ -6,15 +6,7 @@ import { createHash } from 'node:crypto';
 import { EVENT_SOURCE_COMPONENT } from '../core/api/constants.js';
 import { isAlreadyExists } from './client.js';
 import type { Logger } from './watch/logger.js';
-import type { Events, Writes } from './writes.js';
-
-export interface EventTarget {
-  apiVersion?: string;
-  kind?: string;
-  namespace?: string;
-  name: string;
-  uid?: string;
-}
+import type { Events, EventTarget, Writes } from './writes.js';
 
 export class EventRecorder implements Events {
   private readonly recent = new Set<string>();

@@ -257,6 +257,21 @@ current-context: ctx
     expect(direct(isolated({ path: join(dir, 'config'), context: 'insecure' })).tls.rejectUnauthorized).toBe(false);
   });
 
+  it("reads a cluster's proxy-url (kube/proxy.ts uses it)", () => {
+    const dir = dirWith({
+      config: `
+clusters:
+- {name: c, cluster: {server: "https://10.0.0.1:6443", proxy-url: "http://jane:pw@proxy.corp:3128"}}
+- {name: d, cluster: {server: "https://10.0.0.2:6443"}}
+users: [{name: u, user: {token: t}}]
+contexts: [{name: ctx, context: {cluster: c, user: u}}, {name: direct, context: {cluster: d, user: u}}]
+current-context: ctx
+`,
+    });
+    expect(direct(isolated({ path: join(dir, 'config') })).proxyUrl).toBe('http://jane:pw@proxy.corp:3128');
+    expect(direct(isolated({ path: join(dir, 'config'), context: 'direct' })).proxyUrl).toBeUndefined();
+  });
+
   it('re-reads a token file at most once a minute (rotation)', () => {
     const dir = dirWith({ config: simple('https://x', '{tokenFile: token}'), token: 'first\n' });
     let now = 1_000_000;

@@ -6,7 +6,8 @@
 //     users the first file that defines a name wins, and current-context comes from the first
 //     file that sets it); else ~/.kube/config; else the pod's service account (in-cluster);
 //   - relative file paths resolve against the directory of the kubeconfig that names them;
-//   - clusters: server, certificate-authority(-data), insecure-skip-tls-verify, tls-server-name;
+//   - clusters: server, certificate-authority(-data), insecure-skip-tls-verify, tls-server-name,
+//     proxy-url (used by kube/proxy.ts);
 //   - users: client-certificate(-data), client-key(-data), token, tokenFile (re-read at most
 //     once a minute, so that a rotated token is picked up), username/password, and the
 //     impersonation fields as, as-groups, as-uid, as-user-extra.
@@ -41,6 +42,8 @@ export interface ClusterConnection {
   kind: 'direct';
   server: string;
   tls: TlsOptions;
+  /** The cluster's proxy-url: every request goes through it (kube/proxy.ts; otherwise HTTPS_PROXY and NO_PROXY). */
+  proxyUrl?: string;
   /** The headers for the next request (credentials, impersonation); a token file is re-read at most once a minute. */
   headers(): Headers;
   /** The context used; undefined in-cluster. */
@@ -113,6 +116,7 @@ export interface RawCluster {
   'certificate-authority-data'?: string;
   'insecure-skip-tls-verify'?: boolean;
   'tls-server-name'?: string;
+  'proxy-url'?: string;
   [field: string]: unknown;
 }
 
@@ -374,6 +378,7 @@ function resolveContext(
       rejectUnauthorized: !isTrue(cluster['insecure-skip-tls-verify']),
       servername: cluster['tls-server-name'] || undefined,
     },
+    ...(cluster['proxy-url'] ? { proxyUrl: cluster['proxy-url'] } : {}),
     headers: userHeaders(user, now),
     context: hasContext ? contextName : undefined,
     namespace,

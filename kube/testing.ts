@@ -4,9 +4,8 @@
 // no watch event follows. A test that needs the server's answer uses the real one (test/integration).
 // Test-only: nothing outside tests imports this file.
 import { ApiError } from './client.js';
-import type { EventTarget } from './events.js';
 import { Store, type KubeObject } from './watch/store.js';
-import type { DeleteOptions, Events, WriteOptions, WriteVerb, Writes } from './writes.js';
+import type { DeleteOptions, EventTarget, Events, WriteOptions, WriteVerb, Writes } from './writes.js';
 
 export interface RecordedWrite {
   verb: WriteVerb;

@@ -3,7 +3,6 @@
 // gives a reconciler an in-memory recorder instead (kube/testing.ts), so its glue is tested in
 // milliseconds. The real API server stays the integration tests' job.
 import type { RequestOptions } from './client.js';
-import type { EventTarget } from './events.js';
 
 export type WriteVerb = 'create' | 'update' | 'patch' | 'delete';
 
@@ -34,6 +33,15 @@ export interface Writes {
   /** A JSON merge patch (only the keys that differ). */
   mergePatch<T>(path: string, patch: unknown): Promise<T>;
   delete<T>(path: string, opts?: DeleteOptions): Promise<T>;
+}
+
+/** The object an Event is about (its involvedObject). */
+export interface EventTarget {
+  apiVersion?: string;
+  kind?: string;
+  namespace?: string;
+  name: string;
+  uid?: string;
 }
 
 /** Kubernetes Events about an object (best effort: recording one never fails a reconcile). */

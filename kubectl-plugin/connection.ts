@@ -10,8 +10,6 @@ import { CliError } from './errors.js';
 import { parseRequestTimeout } from './flags.js';
 import { KubeHncApi } from './kube-api.js';
 
-export { DEFAULT_REQUEST_TIMEOUT, type GlobalFlags } from './cli/global-flags.js';
-
 /** The impersonation headers for --as/--as-group/--as-uid (kubectl's own names). */
 export function impersonationHeaders(flags: Pick<GlobalFlags, 'as' | 'asGroup' | 'asUid'>): Headers {
   const headers: Headers = {};

@@ -1,6 +1,8 @@
 // Plain data the renderers take. Loaders (commands/*) fill it from the cluster; renderers
 // (render/*) turn it into text. Nothing here does I/O.
+import type { API_VERSION } from '../core/api/index.js';
 import type { Grant, Subject } from '../core/access/index.js';
+import type { Preview } from '../core/preview/index.js';
 import type { AnyObject } from './api.js';
 
 /** A condition as the plugin shows it. */
@@ -148,4 +150,34 @@ export interface DescribeQuotas {
   used?: string;
   /** What could not be read. */
   notes: string[];
+}
+
+/** One write sent with dryRun=All and the server's answer. */
+export interface AdmissionCheck {
+  /** e.g. "update HierarchyConfiguration service-1/hierarchy". */
+  readonly request: string;
+  readonly allowed: boolean;
+  /** The server's message when refused (the webhook's own words). */
+  readonly message?: string;
+  readonly code?: number;
+}
+
+export interface Admission {
+  /** False with --dry-run=client: the server was not asked. */
+  readonly checked: boolean;
+  readonly allowed: boolean;
+  readonly checks: AdmissionCheck[];
+  /** Why an answer was read differently, e.g. the cascading-deletion flag the real command sets first. */
+  readonly note?: string;
+}
+
+/** What a `--dry-run` preview found (commands/preview.ts), as printed with -o json/yaml or as text (render/preview-text.ts). */
+export interface PreviewReport extends Preview {
+  readonly kind: 'HierarchyChangePreview';
+  readonly apiVersion: typeof API_VERSION;
+  /** One line: what the command would do. */
+  readonly summary: string;
+  readonly dryRun: 'client' | 'server';
+  readonly admission: Admission;
+  readonly notes: string[];
 }

@@ -1,6 +1,6 @@
 // The command line end to end, against the in-memory API: flag parsing, outputs, exit codes.
 import { describe, expect, it } from 'vitest';
-import type { GlobalFlags } from './connection.js';
+import type { GlobalFlags } from './cli/global-flags.js';
 import { ConnectionError, ServerError } from './errors.js';
 import { captureIo } from './io.js';
 import { runCli } from './program.js';

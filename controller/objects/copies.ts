@@ -8,11 +8,10 @@ import type { PropagatableObject } from '../../core/propagation/copy.js';
 import { planNamespace, type PropagationContext, type PropagationType } from '../../core/propagation/decide.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../kube/client.js';
 import { collectionPath } from '../../kube/discovery.js';
-import type { EventTarget } from '../../kube/events.js';
 import { WriteExpectations } from '../../kube/expectations.js';
 import type { Logger } from '../../kube/log.js';
 import type { ReadonlyStore } from '../../kube/watch/store.js';
-import type { Events, Writes } from '../../kube/writes.js';
+import type { EventTarget, Events, Writes } from '../../kube/writes.js';
 
 export interface ResolvedType extends PropagationType {
   readonly version: string;

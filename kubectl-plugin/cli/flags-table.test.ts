@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import type { GlobalFlags } from './global-flags.js';
 import { GLOBAL_FLAGS } from './global-flags.js';
-import type { CommandSpec, FlagSpec, FlagValue } from './command.js';
+import type { CommandSpec } from './command.js';
+import type { FlagSpec, FlagValue } from './flag-spec.js';
 import { parseCommandLine } from './parse.js';
 import { ROOT_COMMAND, runCli } from '../program.js';
 import { captureIo } from '../io.js';

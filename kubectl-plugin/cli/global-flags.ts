@@ -1,7 +1,7 @@
 // kubectl's global connection flags (the set HNC's plugin takes from kubectl's own flag set),
 // accepted by every command, before or after it, with kubectl's meaning. See docs/kubectl-hns.md.
-import type { FlagSpec, FlagValues } from './command.js';
-import { arrayFlag, boolFlag, stringFlag } from './command.js';
+import type { FlagSpec, FlagValues } from './flag-spec.js';
+import { arrayFlag, boolFlag, stringFlag } from './flag-spec.js';
 import { CliError } from '../errors.js';
 
 /** kubectl's global flags, typed. */

@@ -1,5 +1,6 @@
 // Help texts laid out as cobra lays them out (HNC's plugin is a cobra program); pure.
-import type { CommandSpec, FlagSpec } from './command.js';
+import type { CommandSpec } from './command.js';
+import type { FlagSpec } from './flag-spec.js';
 
 const ROOT = 'kubectl-hns';
 

@@ -10,7 +10,8 @@
 // * A string flag with a value for its bare form (pflag's NoOptDefVal, as kubectl's `--dry-run`)
 //   takes a value only as `--name=value`.
 // * `--` ends the flags; `-` alone is an argument. `-h/--help` asks for help.
-import type { CommandSpec, FlagSpec, FlagValue } from './command.js';
+import type { CommandSpec } from './command.js';
+import type { FlagSpec, FlagValue } from './flag-spec.js';
 import { CliError } from '../errors.js';
 
 export interface Parsed {

@@ -27,7 +27,8 @@ import {
   type Subject,
 } from '../../core/access/index.js';
 import type { AnyObject, HncApi, ResourceType } from '../api.js';
-import { defineCommand, stringFlag } from '../cli/command.js';
+import { defineCommand } from '../cli/command.js';
+import { stringFlag } from '../cli/flag-spec.js';
 import { CliError, isForbidden } from '../errors.js';
 import type { Io } from '../io.js';
 import type { AccessView } from '../model.js';

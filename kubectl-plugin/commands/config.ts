@@ -3,7 +3,8 @@ import { API_VERSION, PROPAGATION_MODES, PropagationMode, Singleton, isPropagati
 import { missingAccessText, PROPAGATION_VERBS } from '../../core/config/access.js';
 import { MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
 import type { HncApi } from '../api.js';
-import { boolFlag, defineCommand, stringFlag } from '../cli/command.js';
+import { defineCommand } from '../cli/command.js';
+import { boolFlag, stringFlag } from '../cli/flag-spec.js';
 import { CliError, ServerError } from '../errors.js';
 import type { Io } from '../io.js';
 import type { ConfigView } from '../model.js';

@@ -1,5 +1,6 @@
 // `kubectl hns create CHILD -n PARENT [-l key=value,...] [-a key=value,...]`.
-import { arrayFlag, defineCommand } from '../cli/command.js';
+import { defineCommand } from '../cli/command.js';
+import { arrayFlag } from '../cli/flag-spec.js';
 import { parseKeyValues } from '../flags.js';
 import { requireParent, runCreate } from './anchors.js';
 import { DRY_RUN_FLAG, OUTPUT_FLAG, previewFlags } from './preview.js';

@@ -1,5 +1,6 @@
 // `kubectl hns delete CHILD -n PARENT [-a]`.
-import { boolFlag, defineCommand } from '../cli/command.js';
+import { defineCommand } from '../cli/command.js';
+import { boolFlag } from '../cli/flag-spec.js';
 import { runDelete } from './anchors.js';
 import { DRY_RUN_FLAG, OUTPUT_FLAG, previewFlags } from './preview.js';
 

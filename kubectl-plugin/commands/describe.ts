@@ -2,7 +2,8 @@
 // be readable; any other part the user may not read becomes a note.
 import { EVENT_SOURCE_COMPONENT, type HierarchyConfiguration, type SubnamespaceAnchor } from '../../core/api/index.js';
 import type { HncApi, KubeEvent } from '../api.js';
-import { defineCommand, stringFlag } from '../cli/command.js';
+import { defineCommand } from '../cli/command.js';
+import { stringFlag } from '../cli/flag-spec.js';
 import { isForbidden, isNotFound } from '../errors.js';
 import type { Io } from '../io.js';
 import type { ChildView, DescribeView, EventView } from '../model.js';

@@ -9,7 +9,8 @@ import { captureIo } from '../io.js';
 import { FakeApi } from '../testing/fake-api.js';
 import { runCreate, runDelete } from './anchors.js';
 import { runCli } from '../program.js';
-import { dryRunMode, previewFlags, type PreviewReport } from './preview.js';
+import type { PreviewReport } from '../model.js';
+import { dryRunMode, previewFlags } from './preview.js';
 import { runSet } from './set.js';
 
 const rb = (namespace: string, name: string, group: string, from?: string): AnyObject => ({

@@ -30,16 +30,16 @@ import {
   startPreview,
   type HierarchyChange,
   type NetworkPolicyObject,
-  type Preview,
   type StartedPreview,
   type TypeObjects,
 } from '../../core/preview/index.js';
 import type { PropagationMode } from '../../core/api/index.js';
 import type { AnyObject, HncApi, ListOptions, ResourceType } from '../api.js';
-import type { FlagSpec, FlagValues } from '../cli/command.js';
+import type { FlagSpec, FlagValues } from '../cli/flag-spec.js';
 import { PREVIEW_DEBUG_LEVEL, globalFlags } from '../cli/global-flags.js';
 import { CliError, ServerError, isForbidden, isNotFound } from '../errors.js';
 import type { Io } from '../io.js';
+import type { Admission, AdmissionCheck, PreviewReport } from '../model.js';
 import { renderPreviewText } from '../render/preview-text.js';
 import { stringify } from 'yaml';
 import { loadHandledTypes, type HandledType } from './types.js';
@@ -101,25 +101,6 @@ export function previewFlags(flags: FlagValues): PreviewFlags {
 }
 
 // ---- admission ------------------------------------------------------------------------------------
-
-/** One write sent with dryRun=All and the server's answer. */
-export interface AdmissionCheck {
-  /** e.g. "update HierarchyConfiguration service-1/hierarchy". */
-  readonly request: string;
-  readonly allowed: boolean;
-  /** The server's message when refused (the webhook's own words). */
-  readonly message?: string;
-  readonly code?: number;
-}
-
-export interface Admission {
-  /** False with --dry-run=client: the server was not asked. */
-  readonly checked: boolean;
-  readonly allowed: boolean;
-  readonly checks: AdmissionCheck[];
-  /** Why an answer was read differently, e.g. the cascading-deletion flag the real command sets first. */
-  readonly note?: string;
-}
 
 /** A write to try: its description and the call with dryRun=All. */
 export interface DryWrite {
@@ -509,16 +490,6 @@ export function policyFromLabels(namespaces: readonly NamespaceObject[]): Hierar
 }
 
 // ---- the whole preview ------------------------------------------------------------------------------
-
-export interface PreviewReport extends Preview {
-  readonly kind: 'HierarchyChangePreview';
-  readonly apiVersion: typeof API_VERSION;
-  /** One line: what the command would do. */
-  readonly summary: string;
-  readonly dryRun: 'client' | 'server';
-  readonly admission: Admission;
-  readonly notes: string[];
-}
 
 export interface PreviewRequest {
   readonly change: HierarchyChange;

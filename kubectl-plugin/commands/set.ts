@@ -1,6 +1,7 @@
 // `kubectl hns set NAMESPACE [--root | --parent P] [--allowCascadingDeletion | --forbidCascadingDeletion] [--dry-run[=server|client]]`
 import type { HncApi } from '../api.js';
-import { boolFlag, defineCommand, stringFlag } from '../cli/command.js';
+import { defineCommand } from '../cli/command.js';
+import { boolFlag, stringFlag } from '../cli/flag-spec.js';
 import { CliError } from '../errors.js';
 import type { Io } from '../io.js';
 import { readHierarchy, writeHierarchy, type LoadedHierarchy } from './hierarchy.js';

@@ -12,7 +12,8 @@
 import { AnchorState, Annotation, NamespaceReason, type HierarchyConfiguration } from '../../core/api/index.js';
 import type { HncApi, Namespace } from '../api.js';
 import { PER_NAMESPACE_CONCURRENCY, limiter } from '../concurrency.js';
-import { boolFlag, defineCommand, stringFlag } from '../cli/command.js';
+import { defineCommand } from '../cli/command.js';
+import { boolFlag, stringFlag } from '../cli/flag-spec.js';
 import { CliError, ServerError, isForbidden, isNotFound } from '../errors.js';
 import type { Io } from '../io.js';
 import type { ConditionView, ReadProblem, TreeNode } from '../model.js';

@@ -2,7 +2,7 @@
 // lines that repeat for many namespaces (a copy, a lost role) folded into one line listing them.
 import { originText, roleText, subjectText, type AccessChange } from '../../core/access/index.js';
 import type { CopyChange, CopyConflict } from '../../core/preview/index.js';
-import type { PreviewReport } from '../commands/preview.js';
+import type { PreviewReport } from '../model.js';
 
 const list = (xs: readonly string[]): string => xs.join(', ');
 
