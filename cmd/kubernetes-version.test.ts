@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { judgeVersion, REQUIRED_MINOR, SUPPORTED_MINORS } from './kubernetes-version.js';
 
 describe('judgeVersion', () => {
@@ -20,5 +22,18 @@ describe('judgeVersion', () => {
     const old = judgeVersion({ major: '1', minor: String(REQUIRED_MINOR - 1), gitVersion: 'v1.29.4' });
     expect(old.kind).toBe('refuse');
     expect(old.kind === 'refuse' && old.message).toMatch(/v1\.29\.4 is too old: hnc-ts needs 1\.30 or newer \(webhook matchConditions/);
+  });
+});
+
+describe('the tested range', () => {
+  it('is what npm run test:matrix runs: one release of every supported minor, and the default build is the newest', () => {
+    const root = join(import.meta.dirname, '..');
+    const script = readFileSync(join(root, 'scripts', 'test-matrix.sh'), 'utf8');
+    const versions = /^VERSIONS="([^"]+)"/m.exec(script)![1]!.split(' ');
+    const minors = versions.map((v) => Number(/^v1\.(\d+)\.\d+$/.exec(v)![1]));
+    const expected = Array.from({ length: SUPPORTED_MINORS.newest - SUPPORTED_MINORS.oldest + 1 }, (_, i) => SUPPORTED_MINORS.oldest + i);
+    expect(minors).toEqual(expected);
+    const build = readFileSync(join(root, 'local-cluster', 'build.sh'), 'utf8');
+    expect(/HNC_K8S_VERSION:-(v[\d.]+)/.exec(build)![1]).toBe(versions.at(-1));
   });
 });
