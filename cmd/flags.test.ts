@@ -23,6 +23,15 @@ describe('manager flags', () => {
     expect(flags.policy.isManaged('kube-system')).toBe(false);
   });
 
+  it('starts with a retired hnc-ts flag still in its Deployment, ignoring it', () => {
+    const argv = ['--webhook-local-authorization=false', '--max-reconciles=4', '--webhook-local-authorization'];
+    expect(withoutIgnoredHncFlags(argv)).toEqual({
+      args: ['--max-reconciles=4'],
+      ignored: ['webhook-local-authorization', 'webhook-local-authorization'],
+    });
+    expect(parseManagerFlags(argv).workers).toBe(4);
+  });
+
   it('enables hierarchical quotas with --enable-hrq, re-checked every --hrq-sync-interval', () => {
     expect(parseManagerFlags([]).hrq).toBeUndefined();
     expect(parseManagerFlags(['--enable-hrq=false', '--hrq-sync-interval=5s']).hrq).toBeUndefined();

@@ -244,7 +244,8 @@ export function managerFlagsFrom(values: Values): ManagerFlags {
 }
 
 /**
- * HNC manager flags hnc-ts accepts and ignores, so HNC's manifests start it unchanged: booleans
+ * HNC manager flags hnc-ts accepts and ignores, so HNC's manifests start it unchanged, and hnc-ts's
+ * retired ones, so an upgrade does too: booleans
  * (also as `--flag=false`) and flags with a value (`--flag V` or `--flag=V`).
  */
 const IGNORED_HNC_BOOLEANS = [
@@ -255,6 +256,8 @@ const IGNORED_HNC_BOOLEANS = [
   'debug-logs',
   'enable-test-log',
   'webhooks-only',
+  // hnc-ts's own, retired: a Deployment that still passes one starts as before.
+  'webhook-local-authorization',
 ];
 const IGNORED_HNC_VALUES = ['apiextension-addr'];
 

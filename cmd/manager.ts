@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   }
   const manager = managerFlagsFrom(flags);
   const logger = createLogger({ name: 'hnc' });
-  if (ignored.length) logger.warn({ flags: ignored }, 'ignoring HNC flags that hnc-ts does not need');
+  if (ignored.length) logger.warn({ flags: ignored }, 'ignoring flags hnc-ts does not need (HNC flags, or retired hnc-ts flags)');
   const client = await KubeClient.fromKubeconfig(flags.kubeconfig, flags.context);
   await checkCrds(client);
   const webhooks = webhookPlacement(manager, { inCluster: runningInCluster(flags.kubeconfig), server: client.server });

@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   // A trial user sees hierarchical quotas work unless they say --enable-hrq=false.
   if (!process.argv.some((a) => a.startsWith('--enable-hrq'))) manager.hrq = managerFlagsFrom({ ...flags, 'enable-hrq': true }).hrq;
   const logger = createLogger({ name: 'hnc' });
-  if (ignored.length) logger.warn({ flags: ignored }, 'ignoring HNC flags that hnc-ts does not need');
+  if (ignored.length) logger.warn({ flags: ignored }, 'ignoring flags hnc-ts does not need (HNC flags, or retired hnc-ts flags)');
   const kubeconfig = flags.kubeconfig ?? process.env.KUBECONFIG;
   const inCluster = runningInCluster(kubeconfig);
   let cp: LocalControlPlane | undefined;
