@@ -19,7 +19,6 @@ import { Webhooks } from '../webhooks/index.js';
 import { lowerThisThreadPriority } from './thread-priority.js';
 import type { Endpoint } from '../webhooks/configurations.js';
 import { serveProbes } from './probes.js';
-import type { WebhookApiClient, WebhookHttp } from '../webhooks/server.js';
 
 /** How long a stop waits on the API server before cutting its requests off. */
 const STOP_GRACE_MS = 5_000;
@@ -49,15 +48,9 @@ export interface HncOptions {
         drainMs?: number;
         /** Serve the reviews on the main thread, not the admission thread (webhooks/admission-thread.ts). */
         onMainThread?: boolean;
-        /** The webhooks' HTTP layer (--webhook-http-server; webhooks/server.ts). */
-        http?: WebhookHttp;
-        /** How the calls a review waits on go out (--webhook-api-client; webhooks/server.ts). */
-        apiClient?: WebhookApiClient;
-        /** With the admission thread: raise it to this nice value (below 0) if permitted (CAP_SYS_NICE; --admission-nice). */
-        admissionNice?: number;
         /**
          * With the admission thread: once it runs, lower this (the main, reconciling) thread to this
-         * nice value, so that reviews win the CPU (Linux; cmd/thread-priority.ts). Absent or 0: unchanged.
+         * nice value, so that reviews win the CPU (Linux; cmd/thread-priority.ts; the manager: RECONCILER_NICE). Absent or 0: unchanged.
          */
         reconcilerNice?: number;
         /** Answer `authorize` checks from RBAC in memory when it allows them (default true; --webhook-local-authorization). */
@@ -137,9 +130,6 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       removeOnStop: opts.webhooks.removeOnStop,
       drainMs: opts.webhooks.drainMs,
       onMainThread: opts.webhooks.onMainThread,
-      http: opts.webhooks.http,
-      apiClient: opts.webhooks.apiClient,
-      admissionNice: opts.webhooks.admissionNice,
       localAuthorization: opts.webhooks.localAuthorization,
       rbacWatchTimeoutSeconds: opts.webhooks.rbacWatchTimeoutSeconds,
       onFatal: opts.webhooks.onFatal,
