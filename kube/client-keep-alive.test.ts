@@ -61,7 +61,7 @@ describe('KubeClient over kept-alive connections', () => {
     // Without the retry (the controller's clients), the same close fails the request.
     const plain = servers.client(server.port).withOwnConnections(1);
     await expect(plain.get('/a')).resolves.toEqual({});
-    await expect(plain.get('/b')).rejects.toThrow(/GET \/b: (socket hang up|read ECONNRESET)/);
+    await expect(plain.get('/b')).rejects.toThrow(/^GET \/b: /);
     plain.close();
   });
 
