@@ -50,7 +50,8 @@ export interface HncOptions {
         onMainThread?: boolean;
         /**
          * With the admission thread: once it runs, lower this (the main, reconciling) thread to this
-         * nice value, so that reviews win the CPU (Linux; cmd/thread-priority.ts; the manager: RECONCILER_NICE). Absent or 0: unchanged.
+         * nice value, so that reviews win the CPU (Linux; cmd/thread-priority.ts). The manager gives
+         * RECONCILER_NICE; absent or 0: unchanged.
          */
         reconcilerNice?: number;
         /** Answer `authorize` checks from RBAC in memory when it allows them (default true; --webhook-local-authorization). */
