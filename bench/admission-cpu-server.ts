@@ -1,4 +1,4 @@
-// The serving side of bench/admission-cpu.ts, bundled and run in a process of its own (or, with
+// The review floor's server (bench/hnc-process.ts, ReviewFloorServer), bundled and run in a process of its own (or, with
 // --thread, in a worker thread of it, as the manager serves): HNC's webhook server and handlers over
 // a wide tree, answering the driver's questions about what the reviews cost.
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
@@ -30,12 +30,11 @@ export interface Usage {
 }
 
 /**
- * What serves: `lean`, HNC's WebhookServer over its own HTTP/1.1 layer (the default); `node`, the same
- * over node:https (--webhook-http-server=node); `fixed`, a bare node:tls server that only
+ * What serves: `node`, HNC's WebhookServer over node:https (the default); `fixed`, a bare node:tls server that only
  * finds each request's end (its Content-Length) and answers one fixed allowed review: the floor of
  * TLS, the kernel and the wake-ups, with no HTTP layer and no handler.
  */
-export type HttpMode = 'lean' | 'node' | 'fixed';
+export type HttpMode = 'node' | 'fixed';
 
 export type ToServer = { t: 'start'; cert: string; key: string; size: number; http?: HttpMode } | { t: 'usage' };
 export type FromServer = { t: 'port'; port: number } | { t: 'usage'; usage: Usage };
@@ -112,7 +111,6 @@ async function serve(post: (m: FromServer) => void, on: (f: (m: ToServer) => voi
         allowWhileStarting: ALLOW_WHILE_STARTING,
         logger: createLogger({ level: 'info', format: 'json', destination: { write: () => undefined } }),
         onReview: () => reviews++,
-        http: m.http === 'node' ? 'node' : 'lean',
       }),
       handlers,
     );

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { arrivals, drive, windowsOf, type Sample, type Sent } from './webhook-load.js';
+import { CertificateAuthority } from '../kube/pki.js';
+import { noopLogger } from '../kube/watch/logger.js';
+import { namespaceReview } from '../webhooks/testing.js';
+import { WebhookServer } from '../webhooks/server.js';
+import { arrivals, directClient, drive, windowsOf, type Sample, type Sent } from './webhook-load.js';
 
 const ok = (name = 'review'): Sent => ({ name, denied: false, error: false });
 
@@ -111,5 +115,41 @@ describe('windowsOf', () => {
         load,
       ).maxInFlight,
     ).toBe(2);
+  });
+});
+
+describe('directClient', () => {
+  it('sends reviews to the webhook server over kept-alive connections, opening no more than its pool', async () => {
+    const ca = await CertificateAuthority.create('webhook-load-test');
+    const pair = await ca.issue({ commonName: 'webhook', usage: 'server', ips: ['127.0.0.1'] });
+    const server = new WebhookServer({
+      host: '127.0.0.1',
+      port: 0,
+      ...pair,
+      isReady: () => true,
+      logger: { ...noopLogger, info: () => undefined } as never,
+    });
+    server.route('/validate', (r) =>
+      r.uid.endsWith('3') ? { allowed: false, code: 403, reason: 'Forbidden', message: 'no' } : { allowed: true },
+    );
+    const port = await server.start();
+    const client = directClient(
+      port,
+      ca.certPem,
+      {} as never,
+      () => ({}),
+      (i) => ({ path: '/validate', name: 'review', body: namespaceReview(`u-${i}`) }),
+      2,
+    );
+    try {
+      const result = await client.run({ mode: 'closed', concurrency: 2 }, 20);
+      expect(result.requests).toBe(20);
+      expect(result.byRequest.review).toMatchObject({ denied: 2, errors: 0 });
+      expect(result.newConnections).toBe(2);
+      expect(result.clientWait?.n).toBe(20);
+    } finally {
+      client.close();
+      await server.stop();
+    }
   });
 });

@@ -4,8 +4,8 @@
 // - through the API server: dry-run requests that pass every HNC webhook without writing anything,
 //   timed end to end, with the API server's own webhook latency histogram alongside.
 import { randomUUID } from 'node:crypto';
+import https from 'node:https';
 import type { KubeClient } from '../kube/client.js';
-import { Http1Pool } from './http1-client.js';
 import { pool, sleep, summarize, type Summary } from './util.js';
 import { prng } from './topology.js';
 import { collection, INHERITED_FROM } from './tracker.js';
@@ -382,6 +382,42 @@ function labelsParent(labels: Record<string, string>, _ns: string): string | und
  */
 export const DIRECT_POOL = 32;
 
+/**
+ * One review POSTed over `agent`. waitMs: the time until the request had a connection to go out on
+ * (a free keep-alive socket, or a new one connected and TLS-ready), what the client itself added
+ * before the server could see it; fresh: whether that connection was opened for it.
+ */
+function postReview(
+  agent: https.Agent,
+  port: number,
+  path: string,
+  body: string,
+): Promise<{ status: number; body: Buffer; waitMs: number; fresh: boolean }> {
+  const t0 = performance.now();
+  let waitMs = NaN;
+  let fresh = false;
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      { host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), waitMs, fresh }));
+        res.on('error', reject);
+      },
+    );
+    req.once('socket', (socket) => {
+      if (req.reusedSocket) waitMs = performance.now() - t0;
+      else {
+        fresh = true;
+        socket.once('secureConnect', () => (waitMs = performance.now() - t0));
+      }
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** A client for HNC's webhook server on 127.0.0.1:`port`, trusting HNC's own CA. */
 export function directClient(
   port: number,
@@ -392,13 +428,9 @@ export function directClient(
   generate?: (i: number) => Review,
   poolSize = DIRECT_POOL,
 ) {
-  // Node's https.request costs the generator about as much CPU as the server spends answering:
-  // a lean client (bench/http1-client.ts) leaves the two cores to what is measured.
-  const pool = new Http1Pool('127.0.0.1', port, caPem, poolSize);
-  // Time until the request had a connection to go out on (a free keep-alive socket, or a new one
-  // connected and TLS-ready): what the client itself added before the server could see it.
+  const agent = new https.Agent({ keepAlive: true, maxSockets: poolSize, ca: caPem });
   const post = async (r: Review) => {
-    const res = await pool.post(r.path, r.body);
+    const res = await postReview(agent, port, r.path, r.body);
     let allowed = false;
     try {
       allowed = (JSON.parse(res.body.toString('utf8')) as { response?: { allowed?: boolean } }).response?.allowed === true;
@@ -420,7 +452,7 @@ export function directClient(
     /** Every connection of the pool opened, and the JIT warmed up, not measured. */
     warm: (n: number) => drive({ mode: 'closed', concurrency: poolSize }, Math.max(n, 4 * poolSize), send),
     run: (load: Load, count: number, keepSamples = false) => drive(load, count, send, keepSamples),
-    close: () => pool.close(),
+    close: () => agent.destroy(),
   };
 }
 

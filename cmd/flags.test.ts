@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FlagError, parseCommandLine, parseManagerFlags, withoutIgnoredHncFlags } from './flags.js';
+import { FlagError, MANAGER_FLAG_HELP, parseCommandLine, parseManagerFlags, withoutIgnoredHncFlags } from './flags.js';
 
 describe('manager flags', () => {
   it("accepts HNC's shipped manifest args, ignoring those hnc-ts does not need", () => {
@@ -53,39 +53,20 @@ describe('manager flags', () => {
     );
   });
 
-  it('lowers the controller thread to nice 10 by default, to --reconciler-nice N, not at all with 0, and refuses a value off 0-19', () => {
-    expect(parseManagerFlags([]).reconcilerNice).toBe(10);
-    expect(parseManagerFlags(['--reconciler-nice', '5']).reconcilerNice).toBe(5);
-    expect(parseManagerFlags(['--reconciler-nice=0']).reconcilerNice).toBe(0);
-    expect(() => parseManagerFlags(['--reconciler-nice', '20'])).toThrow('--reconciler-nice must be a whole number from 0 to 19, not "20"');
-  });
-
-  it('serves the webhooks over the lean HTTP layer by default, over node with --webhook-http-server node, and refuses others', () => {
-    expect(parseManagerFlags([]).webhookHttpServer).toBe('lean');
-    expect(parseManagerFlags(['--webhook-http-server', 'node']).webhookHttpServer).toBe('node');
-    expect(() => parseManagerFlags(['--webhook-http-server=h2'])).toThrow('--webhook-http-server must be one of lean, node, not "h2"');
-  });
-
-  it('leaves the admission thread’s priority by default, raises it with --admission-nice=-N, and refuses a value off -20 to 0', () => {
-    expect(parseManagerFlags([]).admissionNice).toBe(0);
-    expect(parseManagerFlags(['--admission-nice=-5']).admissionNice).toBe(-5);
-    expect(parseManagerFlags(['--admission-nice=-20']).admissionNice).toBe(-20);
-    expect(() => parseManagerFlags(['--admission-nice', '5'])).toThrow('--admission-nice must be a whole number from -20 to 0, not "5"');
-    expect(() => parseManagerFlags(['--admission-nice=-21'])).toThrow('--admission-nice must be a whole number from -20 to 0, not "-21"');
-    // No admission thread to raise: refused, not silently ignored.
-    expect(() => parseManagerFlags(['--admission-nice=-5', '--webhooks-on-main-thread'])).toThrow(
-      "--admission-nice raises the webhooks' own thread, which --webhooks-on-main-thread does not start",
-    );
-    expect(() => parseManagerFlags(['--no-webhooks', '--admission-nice=-5'])).toThrow(
-      "--admission-nice raises the webhooks' own thread, which --no-webhooks does not start",
-    );
-    expect(parseManagerFlags(['--admission-nice=0', '--webhooks-on-main-thread']).admissionNice).toBe(0);
-  });
-
-  it('sends the calls a review waits on over the lean client by default, over node with --webhook-api-client node, and refuses others', () => {
-    expect(parseManagerFlags([]).webhookApiClient).toBe('lean');
-    expect(parseManagerFlags(['--webhook-api-client', 'node']).webhookApiClient).toBe('node');
-    expect(() => parseManagerFlags(['--webhook-api-client=http2'])).toThrow('--webhook-api-client must be one of lean, node, not "http2"');
+  it('has no performance switches: the retired ones are ignored (an upgraded Deployment still starts), not offered', () => {
+    const argv = [
+      '--webhook-http-server=node',
+      '--webhook-api-client',
+      'node',
+      '--reconciler-nice=0',
+      '--admission-nice=-5',
+      '--max-reconciles=3',
+    ];
+    expect(withoutIgnoredHncFlags(argv)).toEqual({
+      args: ['--max-reconciles=3'],
+      ignored: ['webhook-http-server', 'webhook-api-client', 'reconciler-nice', 'admission-nice'],
+    });
+    expect(MANAGER_FLAG_HELP).not.toMatch(/webhook-http-server|webhook-api-client|-nice|local-authorization/);
   });
 
   it('refuses a non-numeric --max-reconciles', () => {

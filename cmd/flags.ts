@@ -5,7 +5,6 @@ import { DEFAULT_EXCLUDED_NAMESPACES, DEFAULT_HNC_NAMESPACE, DEFAULT_NOPROPAGATI
 import { HierarchyPolicy } from '../core/hierarchy/policy.js';
 import { copyPolicy, DEFAULT_NEVER_COPIED_KEYS } from '../core/propagation/copy.js';
 import type { PropagationOptions } from '../core/propagation/decide.js';
-import { WEBHOOK_API_CLIENT, WEBHOOK_HTTP, type WebhookApiClient, type WebhookHttp } from '../webhooks/server.js';
 
 /**
  * Propagating one object is one write per descendant, each its own namespace reconcile: the API
@@ -28,12 +27,6 @@ export interface ManagerFlags {
   webhookHost?: string;
   /** (hnc-ts) Serve the webhooks on the main thread instead of the admission thread (less memory; reviews wait for reconciles). */
   webhooksOnMainThread: boolean;
-  /** (hnc-ts) The webhooks' HTTP layer: the lean one (default) or node's https server. */
-  webhookHttpServer: WebhookHttp;
-  webhookApiClient: WebhookApiClient;
-  /** (hnc-ts) With the webhooks on their own thread: the nice value the main (reconciling) thread lowers itself to (0: off). */
-  reconcilerNice: number;
-  admissionNice: number;
   certDir?: string;
   leaderElection: boolean;
   leaderElectionId: string;
@@ -66,17 +59,8 @@ export const MANAGER_FLAG_HELP = `Manager flags (as HNC's unless marked):
                                      to answer first, and removed on stop (default: 127.0.0.1 when the API
                                      server is on this machine; else no webhooks, with a warning)
   --webhooks-on-main-thread          (hnc-ts) serve the webhooks on the controller's thread, not a thread of their own:
-                                     less memory (no second heap and hierarchy), but reviews wait while it reconciles
-  --webhook-http-server lean|node    (hnc-ts) the webhooks' HTTP layer: lean (default; HTTP/1.1 with Content-Length
-                                     bodies, cheaper per review) or node (node's https server, which also reads
-                                     chunked bodies): a way back without a new image
-  --webhook-api-client lean|node     (hnc-ts) how the API calls a review waits on (SubjectAccessReviews, existence checks)
-                                     go out: lean (default; hnc-ts's HTTP/1.1 client, cheaper per call) or node (node's https)
-  --reconciler-nice N                (hnc-ts) with the webhooks on their own thread, lower the controller's thread to
-                                     nice N (Linux: per thread) so that reviews win the CPU (default 10; 0 off)
-  --admission-nice=N                 (hnc-ts) with the webhooks on their own thread, raise that thread to nice N (-20 to 0;
-                                     default 0: unchanged) so that reviews win a core from other processes' threads; needs
-                                     CAP_SYS_NICE (Pod Security "baseline" forbids adding it), refused with a warning otherwise
+                                     about 20 MB less memory (no second heap and hierarchy), for a small cluster; but
+                                     reviews wait while it reconciles
   --cert-dir DIR                     serve tls.crt/tls.key from DIR (cert-manager) instead of managing certificates
   --enable-leader-election           reconcile only while holding the lease (for several replicas)
   --leader-election-id NAME          the Lease's name (default controller-leader-election-helper)
@@ -104,10 +88,6 @@ export const managerFlagOptions = {
   'webhook-server-port': { type: 'string' },
   'webhook-host': { type: 'string' },
   'webhooks-on-main-thread': { type: 'boolean' },
-  'webhook-http-server': { type: 'string' },
-  'webhook-api-client': { type: 'string' },
-  'reconciler-nice': { type: 'string' },
-  'admission-nice': { type: 'string' },
   'cert-dir': { type: 'string' },
   'enable-leader-election': { type: 'boolean' },
   'leader-election-id': { type: 'string' },
@@ -130,44 +110,6 @@ const wholeNumber = (v: unknown, flag: string, dflt: number, min = 1): number =>
   if (!Number.isInteger(n) || n < min) throw new FlagError(`--${flag} must be a whole number of at least ${min}, not ${JSON.stringify(v)}`);
   return n;
 };
-
-/** The main thread's nice value by default, with the webhooks on their own thread (docs/webhooks.md). */
-export const DEFAULT_RECONCILER_NICE = 10;
-
-function webhookHttp(v: unknown): WebhookHttp {
-  if (v === undefined) return 'lean';
-  if (!WEBHOOK_HTTP.includes(v as WebhookHttp))
-    throw new FlagError(`--webhook-http-server must be one of ${WEBHOOK_HTTP.join(', ')}, not ${JSON.stringify(v)}`);
-  return v as WebhookHttp;
-}
-
-function webhookApiClient(v: unknown): WebhookApiClient {
-  if (v === undefined) return 'lean';
-  if (!WEBHOOK_API_CLIENT.includes(v as WebhookApiClient))
-    throw new FlagError(`--webhook-api-client must be one of ${WEBHOOK_API_CLIENT.join(', ')}, not ${JSON.stringify(v)}`);
-  return v as WebhookApiClient;
-}
-
-function raisedNiceValue(v: unknown, onMainThread: boolean, noWebhooks: boolean): number {
-  if (v === undefined) return 0;
-  const n = typeof v === 'string' && /^(-?\d{1,2})$/.test(v.trim()) ? Number(v) : NaN;
-  if (!Number.isInteger(n) || n < -20 || n > 0)
-    throw new FlagError(`--admission-nice must be a whole number from -20 to 0, not ${JSON.stringify(v)}`);
-  // Asked for with no admission thread to raise: refused rather than silently ignored.
-  if (n < 0 && (onMainThread || noWebhooks))
-    throw new FlagError(
-      `--admission-nice raises the webhooks' own thread, which ${onMainThread ? '--webhooks-on-main-thread' : '--no-webhooks'} does not start`,
-    );
-  return n;
-}
-
-function niceValue(v: unknown): number {
-  if (v === undefined) return DEFAULT_RECONCILER_NICE;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 19)
-    throw new FlagError(`--reconciler-nice must be a whole number from 0 to 19, not ${JSON.stringify(v)}`);
-  return n;
-}
 
 function noPropagationLabels(values: string[] | undefined): Array<{ key: string; value: string }> {
   if (!values) return [{ ...DEFAULT_NOPROPAGATION_LABEL }];
@@ -226,10 +168,6 @@ export function managerFlagsFrom(values: Values): ManagerFlags {
     webhookPort: wholeNumber(values['webhook-server-port'], 'webhook-server-port', 9443, 0),
     webhookHost: webhookHost(values['webhook-host'] as string | undefined),
     webhooksOnMainThread: values['webhooks-on-main-thread'] === true,
-    webhookHttpServer: webhookHttp(values['webhook-http-server']),
-    webhookApiClient: webhookApiClient(values['webhook-api-client']),
-    reconcilerNice: niceValue(values['reconciler-nice']),
-    admissionNice: raisedNiceValue(values['admission-nice'], values['webhooks-on-main-thread'] === true, values['no-webhooks'] === true),
     certDir: values['cert-dir'] as string | undefined,
     leaderElection: values['enable-leader-election'] === true,
     leaderElectionId: (values['leader-election-id'] as string | undefined) ?? 'controller-leader-election-helper',
@@ -259,7 +197,14 @@ const IGNORED_HNC_BOOLEANS = [
   // hnc-ts's own, retired: a Deployment that still passes one starts as before.
   'webhook-local-authorization',
 ];
-const IGNORED_HNC_VALUES = ['apiextension-addr'];
+const IGNORED_HNC_VALUES = [
+  'apiextension-addr',
+  // hnc-ts's own, retired.
+  'webhook-http-server',
+  'webhook-api-client',
+  'reconciler-nice',
+  'admission-nice',
+];
 
 /** Removes the HNC flags hnc-ts ignores; returns the rest and the names it removed. */
 export function withoutIgnoredHncFlags(argv: readonly string[]): { args: string[]; ignored: string[] } {

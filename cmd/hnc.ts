@@ -20,7 +20,6 @@ import { isManager, isOwnServiceAccount } from '../core/validation/manager.js';
 import { lowerThisThreadPriority } from './thread-priority.js';
 import type { Endpoint } from '../webhooks/configurations.js';
 import { serveProbes } from './probes.js';
-import type { WebhookApiClient, WebhookHttp } from '../webhooks/server.js';
 
 /** How long a stop waits on the API server before cutting its requests off. */
 const STOP_GRACE_MS = 5_000;
@@ -50,15 +49,10 @@ export interface HncOptions {
         drainMs?: number;
         /** Serve the reviews on the main thread, not the admission thread (webhooks/admission-thread.ts). */
         onMainThread?: boolean;
-        /** The webhooks' HTTP layer (--webhook-http-server; webhooks/server.ts). */
-        http?: WebhookHttp;
-        /** How the calls a review waits on go out (--webhook-api-client; webhooks/server.ts). */
-        apiClient?: WebhookApiClient;
-        /** With the admission thread: raise it to this nice value (below 0) if permitted (CAP_SYS_NICE; --admission-nice). */
-        admissionNice?: number;
         /**
          * With the admission thread: once it runs, lower this (the main, reconciling) thread to this
-         * nice value, so that reviews win the CPU (Linux; cmd/thread-priority.ts). Absent or 0: unchanged.
+         * nice value, so that reviews win the CPU (Linux; cmd/thread-priority.ts). The manager gives
+         * RECONCILER_NICE; absent or 0: unchanged.
          */
         reconcilerNice?: number;
         /** The admission thread died (default: exit the process, for its liveness to restart it). */
@@ -152,9 +146,6 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       removeOnStop: opts.webhooks.removeOnStop,
       drainMs: opts.webhooks.drainMs,
       onMainThread: opts.webhooks.onMainThread,
-      http: opts.webhooks.http,
-      apiClient: opts.webhooks.apiClient,
-      admissionNice: opts.webhooks.admissionNice,
       onFatal: opts.webhooks.onFatal,
       noPropagationLabels: opts.propagation?.noPropagationLabels,
       propagation: { context: (g, r) => m.config.context(g, r), propagatingKinds: () => m.config.propagatingKinds() },

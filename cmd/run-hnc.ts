@@ -10,6 +10,7 @@ import type { Logger } from '../kube/log.js';
 import { PolicyError } from '../core/hierarchy/policy.js';
 import { FlagError, type ManagerFlags } from './flags.js';
 import { startHnc, type Hnc } from './hnc.js';
+import { RECONCILER_NICE } from './thread-priority.js';
 import { existsSync } from 'node:fs';
 import { WebhooksUnreachableError } from '../webhooks/index.js';
 
@@ -138,10 +139,7 @@ function startHncWith(client: KubeClient, manager: ManagerFlags, logger: Logger,
             // Behind the Service, the API server's open connections to this pod end gracefully on stop.
             drainMs: w.by === 'service' ? WEBHOOK_DRAIN_MS : 0,
             onMainThread: manager.webhooksOnMainThread,
-            http: manager.webhookHttpServer,
-            apiClient: manager.webhookApiClient,
-            reconcilerNice: manager.reconcilerNice,
-            admissionNice: manager.admissionNice,
+            reconcilerNice: RECONCILER_NICE,
           },
     leaderElection: manager.leaderElection
       ? {

@@ -9,7 +9,6 @@ import type { Duplex } from 'node:stream';
 // hands us a KubeConfig.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeconfig, type ClusterConnection, type Headers } from './kubeconfig.js';
-import { Http1Transport } from './http1-transport.js';
 import { openTunnel, proxyFor } from './proxy.js';
 
 export interface Status {
@@ -192,6 +191,26 @@ function retryAfterSeconds(statusCode: number | undefined, header: string | unde
   return statusCode === 429 && header !== undefined && /^\d{1,9}$/.test(header) ? Number(header) : undefined;
 }
 
+/** How a client's requests are sent (KubeClient.withOwnConnections). */
+export interface CallOptions {
+  /** A request's timeout when the caller gives none (default 30 s). */
+  timeoutMs?: number;
+  /** A kept-alive connection idle this long is closed by us: below the server's idle timeout, so it never closes one under us. */
+  idleSocketMs?: number;
+  /**
+   * A request whose kept-alive connection is reset before any answer is sent once more, on a new
+   * connection: for requests safe to send twice (SubjectAccessReviews, reads). A server may close
+   * an idle connection just as a request goes out on it.
+   */
+  retryClosedConnection?: boolean;
+}
+
+/** The errors of a connection closed under a request: reset, or ended before the answer ("socket hang up"). */
+function isConnectionReset(err: Error): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
+}
+
 /** A client's connection as plain data (KubeClient.snapshot). */
 export interface ClientSnapshot {
   server: string;
@@ -210,14 +229,11 @@ export class KubeClient {
   /** The server's host, port and path prefix, parsed once (undefined: not https, every request goes through URL). */
   private readonly origin: { hostname: string; port: string; prefix: string } | undefined;
 
-  /** With `transport: 'http1'`: the requests that are not streamed go over it (kube/http1-transport.ts). */
-  private readonly http1: Http1Transport | undefined;
-
   private constructor(
     readonly server: string,
     private base: https.RequestOptions,
     private readonly credentials: CredentialSource,
-    transport?: { maxSockets: number },
+    private readonly calls: CallOptions = {},
   ) {
     const u = new URL(server);
     // URL keeps an IPv6 address in brackets; a request's hostname is the bare address (as node's own urlToHttpOptions gives it).
@@ -225,20 +241,6 @@ export class KubeClient {
     this.origin =
       u.protocol === 'https:' && !u.username && !u.password && !u.search && !u.hash
         ? { hostname, port: u.port || '443', prefix: u.pathname.replace(/\/$/, '') }
-        : undefined;
-    const tlsOptions = (base.agent instanceof https.Agent ? base.agent.options : {}) as https.AgentOptions;
-    this.http1 =
-      transport && this.origin
-        ? new Http1Transport({
-            host: this.origin.hostname,
-            port: Number(this.origin.port),
-            ca: tlsOptions.ca as string | Buffer | undefined,
-            cert: tlsOptions.cert as string | Buffer | undefined,
-            key: tlsOptions.key as string | Buffer | undefined,
-            rejectUnauthorized: tlsOptions.rejectUnauthorized,
-            servername: tlsOptions.servername,
-            maxSockets: transport.maxSockets,
-          })
         : undefined;
   }
 
@@ -308,12 +310,19 @@ export class KubeClient {
   /**
    * The same cluster and credentials over connections of its own: requests a caller waits on
    * (an admission review's SubjectAccessReviews) never queue behind this client's bulk traffic
-   * (the propagation writes) for a free socket.
+   * (the propagation writes) for a free socket. `calls` sets their timeout, how long an idle
+   * connection is kept, and a second try on a kept-alive connection closed under a request.
    */
-  withOwnConnections(maxSockets: number): KubeClient {
+  withOwnConnections(maxSockets: number, calls: CallOptions = {}): KubeClient {
     const agent = this.base.agent instanceof https.Agent ? this.base.agent : undefined;
-    const own = new PoolAgent({ ...(agent?.options ?? {}), keepAlive: true, maxSockets });
-    return new KubeClient(this.server, { ...this.base, agent: own }, this.credentials);
+    const own = new PoolAgent({
+      ...(agent?.options ?? {}),
+      keepAlive: true,
+      maxSockets,
+      // The agent closes a free socket idle this long (a request's own timeout applies while it is in use).
+      ...(calls.idleSocketMs !== undefined ? { timeout: calls.idleSocketMs } : {}),
+    });
+    return new KubeClient(this.server, { ...this.base, agent: own }, this.credentials, calls);
   }
 
   /**
@@ -335,26 +344,14 @@ export class KubeClient {
   }
 
   /** A client from a snapshot(); `credentials` gives the latest headers (re-read once a minute, as any client's). */
-  static fromSnapshot(
-    s: ClientSnapshot,
-    credentials: CredentialSource,
-    opts: { maxSockets?: number; transport?: 'node' | 'http1' } = {},
-  ): KubeClient {
-    const maxSockets = opts.maxSockets ?? 64;
-    const agent = new PoolAgent({ keepAlive: true, maxSockets, ...s.tls, ...(s.proxy ? { proxy: new URL(s.proxy) } : {}) });
-    return new KubeClient(s.server, { agent, headers: s.headers }, credentials, opts.transport === 'http1' ? { maxSockets } : undefined);
-  }
-
-  /**
-   * The same cluster and credentials, its requests (all but streams) over hnc-ts's lean HTTP/1.1
-   * transport (kube/http1-transport.ts) with `maxSockets` connections of its own: for requests a
-   * caller waits on and that are safe to send twice (SubjectAccessReviews, reads), since one whose
-   * kept-alive connection closes before any answer is sent once more.
-   */
-  withHttp1Transport(maxSockets: number): KubeClient {
-    const agent = this.base.agent instanceof https.Agent ? this.base.agent : undefined;
-    const own = new PoolAgent({ ...(agent?.options ?? {}), keepAlive: true, maxSockets });
-    return new KubeClient(this.server, { ...this.base, agent: own }, this.credentials, { maxSockets });
+  static fromSnapshot(s: ClientSnapshot, credentials: CredentialSource, opts: { maxSockets?: number } = {}): KubeClient {
+    const agent = new PoolAgent({
+      keepAlive: true,
+      maxSockets: opts.maxSockets ?? 64,
+      ...s.tls,
+      ...(s.proxy ? { proxy: new URL(s.proxy) } : {}),
+    });
+    return new KubeClient(s.server, { agent, headers: s.headers }, credentials);
   }
 
   /** The credential headers as they are now (a rotated token read anew); the last known ones if that fails. */
@@ -406,7 +403,6 @@ export class KubeClient {
    */
   close(reason = 'the Kubernetes client was closed'): void {
     this.closed = new Error(reason);
-    this.http1?.close(this.closed);
     for (const req of this.inFlight) req.destroy(this.closed);
     this.inFlight.clear();
     for (const wake of [...this.waits]) wake();
@@ -439,61 +435,43 @@ export class KubeClient {
       headers['content-type'] = opts.contentType ?? 'application/json';
       headers['content-length'] = Buffer.byteLength(payload);
     }
-    if (this.http1 && !opts.onChunk && !(target instanceof URL))
-      return this.viaHttp1(method, pathname, target.path, headers, payload, opts);
-    const options: https.RequestOptions = { ...this.base, method, headers, timeout: opts.timeoutMs ?? 30_000 };
-    return new Promise((resolve, reject) => {
-      const onResponse = (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        const code = res.statusCode ?? 0;
-        const sink = opts.onChunk && code >= 200 && code < 300 ? opts.onChunk : (c: Buffer) => chunks.push(c);
-        res.on('data', sink);
-        res.on('end', () => {
-          const retryAfter = retryAfterSeconds(res.statusCode, res.headers['retry-after']);
-          resolve({
-            statusCode: res.statusCode ?? 0,
-            body: chunks.length === 0 ? '' : (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'),
-            ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+    const timeoutMs = opts.timeoutMs ?? this.calls.timeoutMs ?? 30_000;
+    const options: https.RequestOptions = { ...this.base, method, headers, timeout: timeoutMs };
+    const send = (again: boolean): Promise<Response> =>
+      new Promise((resolve, reject) => {
+        const onResponse = (res: IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          const code = res.statusCode ?? 0;
+          const sink = opts.onChunk && code >= 200 && code < 300 ? opts.onChunk : (c: Buffer) => chunks.push(c);
+          res.on('data', sink);
+          res.on('end', () => {
+            const retryAfter = retryAfterSeconds(res.statusCode, res.headers['retry-after']);
+            resolve({
+              statusCode: res.statusCode ?? 0,
+              body: chunks.length === 0 ? '' : (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'),
+              ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+            });
           });
+          res.on('error', reject);
+        };
+        const req =
+          target instanceof URL ? https.request(target, options, onResponse) : https.request({ ...options, ...target }, onResponse);
+        let answered = false;
+        req.once('response', () => (answered = true));
+        this.inFlight.add(req);
+        req.on('close', () => this.inFlight.delete(req));
+        req.on('timeout', () => req.destroy(new Error(`${method} ${pathname}: no answer within ${timeoutMs} ms`)));
+        req.on('error', (err) => {
+          // A kept-alive connection the server closed as this request went out on it (its idle
+          // timeout): nothing was answered, so the request is sent once more, on a new connection.
+          if (!again && this.calls.retryClosedConnection && req.reusedSocket && !answered && isConnectionReset(err) && !this.closed)
+            return resolve(send(true));
+          reject(new Error(`${method} ${pathname}: ${err.message}`, { cause: err }));
         });
-        res.on('error', reject);
-      };
-      const req = target instanceof URL ? https.request(target, options, onResponse) : https.request({ ...options, ...target }, onResponse);
-      this.inFlight.add(req);
-      req.on('close', () => this.inFlight.delete(req));
-      req.on('timeout', () => req.destroy(new Error(`${method} ${pathname}: no answer within ${opts.timeoutMs ?? 30_000} ms`)));
-      req.on('error', (err) => reject(new Error(`${method} ${pathname}: ${err.message}`, { cause: err })));
-      // The body with the end: the headers and the body leave in one write.
-      req.end(payload);
-    });
-  }
-
-  /** raw() over the lean transport: the same answers and errors as over node's https. */
-  private async viaHttp1(
-    method: string,
-    pathname: string,
-    requestPath: string,
-    headers: OutgoingHttpHeaders,
-    payload: string | undefined,
-    opts: RequestOptions,
-  ): Promise<Response> {
-    const timeoutMs = opts.timeoutMs ?? 30_000;
-    const plain: Record<string, string | number> = {};
-    for (const k of Object.keys(headers)) {
-      const v = headers[k];
-      if (v !== undefined) plain[k] = Array.isArray(v) ? v.join(', ') : v;
-    }
-    try {
-      const a = await this.http1!.request(method, requestPath, plain, payload, timeoutMs);
-      const retryAfter = retryAfterSeconds(a.statusCode, a.retryAfter);
-      return {
-        statusCode: a.statusCode,
-        body: a.body.toString('utf8'),
-        ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
-      };
-    } catch (err) {
-      throw new Error(`${method} ${pathname}: ${(err as Error).message}`, { cause: err });
-    }
+        // The body with the end: the headers and the body leave in one write.
+        req.end(payload);
+      });
+    return send(false);
   }
 
   /**
@@ -549,7 +527,7 @@ export class KubeClient {
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     // The caller's timeout bounds the retries too: no retry that could not be answered within it
     // (0, as kubectl's --request-timeout=0, is no timeout).
-    const budget = opts.timeoutMs ?? 30_000;
+    const budget = opts.timeoutMs ?? this.calls.timeoutMs ?? 30_000;
     const deadline = budget > 0 ? Date.now() + budget : Infinity;
     let res = await this.raw(method, path, opts);
     let retries = 0;

@@ -1,5 +1,5 @@
 // Test-only: real HTTPS servers on 127.0.0.1, with a certificate authority of their own, for the
-// tests of HTTP clients (kube/client.ts, bench/http1-client.ts). Register `afterEach(servers.close)`.
+// tests of HTTP clients (kube/client.ts). Register `afterEach(servers.close)`.
 import type { RequestListener } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -9,8 +9,14 @@ import { CertificateAuthority } from './pki.js';
 export interface LocalHttpsServers {
   /** The CA that signed the servers' certificate (PEM), for the client to trust. */
   caPem: string;
-  /** Starts a server; `connections` counts the TLS connections it accepted. */
-  serve(handler: RequestListener): Promise<{ port: number; connections: () => number }>;
+  /**
+   * Starts a server (its idle connections closed after `keepAliveTimeoutMs`, default 10 s);
+   * `connections` counts the TLS connections it accepted, `closed` those since closed.
+   */
+  serve(
+    handler: RequestListener,
+    opts?: { keepAliveTimeoutMs?: number },
+  ): Promise<{ port: number; connections: () => number; closed: () => number }>;
   /** A KubeClient of the server on `port`, trusting the servers' CA, with no credentials. */
   client(port: number): KubeClient;
   /** Stops every server started so far. */
@@ -23,13 +29,17 @@ export async function localHttpsServers(name: string): Promise<LocalHttpsServers
   const started: https.Server[] = [];
   return {
     caPem: ca.certPem,
-    async serve(handler) {
-      const server = https.createServer({ ...serving, keepAliveTimeout: 10_000 }, handler);
+    async serve(handler, opts = {}) {
+      const server = https.createServer({ ...serving, keepAliveTimeout: opts.keepAliveTimeoutMs ?? 10_000 }, handler);
       started.push(server);
       let connections = 0;
-      server.on('secureConnection', () => connections++);
+      let closed = 0;
+      server.on('secureConnection', (socket) => {
+        connections++;
+        socket.once('close', () => closed++);
+      });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      return { port: (server.address() as AddressInfo).port, connections: () => connections };
+      return { port: (server.address() as AddressInfo).port, connections: () => connections, closed: () => closed };
     },
     client(port) {
       return KubeClient.fromConnection({

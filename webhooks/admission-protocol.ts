@@ -8,7 +8,6 @@ import type { ClientSnapshot } from '../kube/client.js';
 import type { Headers } from '../kube/kubeconfig.js';
 import type { IndexedType, SourceChange } from './propagation-index.js';
 import type { AdmissionRequest } from './review.js';
-import type { WebhookApiClient, WebhookHttp } from './server.js';
 
 export interface AdmissionWorkerData {
   client: ClientSnapshot;
@@ -19,12 +18,6 @@ export interface AdmissionWorkerData {
   propagation: Pick<PropagationOptions, 'noPropagationLabels'>;
   host?: string;
   port: number;
-  /** The HTTP layer (--webhook-http-server; webhooks/server.ts). */
-  http?: WebhookHttp;
-  /** How the SubjectAccessReviews, existence checks and discovery go out (--webhook-api-client; default lean). */
-  apiClient?: WebhookApiClient;
-  /** Below 0: the worker raises its own thread to this nice value if permitted (--admission-nice; webhooks/thread-priority.ts). */
-  admissionNice?: number;
   cert: string;
   key: string;
   /** Paths whose reviews the main thread decides (the HRQ webhooks: they read its quota caches). */

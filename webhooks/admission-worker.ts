@@ -17,16 +17,13 @@ import type { Decision } from '../core/validation/decision.js';
 import type { AdmissionWorkerData, FromWorker, ReviewRecord, ThreadDelay, ToWorker } from './admission-protocol.js';
 import { PROBE_PATH } from './configurations.js';
 import { AdmissionHandlers } from './handlers.js';
-import { apiLookups } from './lookups.js';
+import { apiLookups, lookupClient } from './lookups.js';
 import { PropagationIndex } from './propagation-index.js';
 import { ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
 import { WebhookServer } from './server.js';
-import { raiseThisThreadPriority } from './thread-priority.js';
 
-/** Sockets for the worker's watches (and, with --webhook-api-client=node, the calls a review waits on). */
+/** Sockets for the worker's watches. */
 const SOCKETS = 32;
-/** Lean-transport connections for the calls a review waits on (two SubjectAccessReviews per parent change: ~150/s at 500 reviews/s). */
-const LOOKUP_SOCKETS = 8;
 
 if (!parentPort) throw new Error('webhooks/admission-worker is a worker thread entry point, started by webhooks/admission-thread.ts');
 const port = parentPort;
@@ -67,20 +64,10 @@ const logger = createLogger({
     },
   },
 });
-// Asked for (--admission-nice): the reviews' thread above the process's other threads, where permitted.
-if (data.admissionNice !== undefined && data.admissionNice < 0) {
-  const raised = raiseThisThreadPriority(data.admissionNice);
-  if (raised.applied) logger.info({ from: raised.from, to: raised.to }, "raised the admission thread's priority");
-  else logger.warn({ reason: raised.reason, asked: data.admissionNice }, "the admission thread's priority is unchanged");
-}
 let headers: Headers | undefined = data.client.headers;
 const client = KubeClient.fromSnapshot(data.client, () => headers, { maxSockets: SOCKETS });
-// The calls a review waits on: over the lean HTTP/1.1 transport, which costs this thread about a
-// third less CPU per SubjectAccessReview than node's https (docs/webhooks.md, "The admission thread").
-const lookupClient =
-  data.apiClient === 'node'
-    ? client
-    : KubeClient.fromSnapshot(data.client, () => headers, { maxSockets: LOOKUP_SOCKETS, transport: 'http1' });
+// The calls a review waits on, on connections of their own (webhooks/lookups.ts).
+const lookups = lookupClient(client);
 // Only what the model reads of each object: the handlers read the model, never the objects.
 const cache = new HierarchyCache(client, new HierarchyPolicy(data.policy), logger, { factsOnly: true });
 const propagation = new PropagationIndex(() => cache.hierarchy, data.propagation);
@@ -88,7 +75,7 @@ const handlers = new AdmissionHandlers({
   hierarchy: () => cache.hierarchy,
   manager: data.manager,
   propagation: propagation.view,
-  lookups: apiLookups(lookupClient),
+  lookups: apiLookups(lookups),
 });
 
 // This thread's own event-loop delay and GC pauses (the main thread's say nothing of them), asked for by the main thread.
@@ -152,7 +139,6 @@ const server = routeAdmission(
   new WebhookServer({
     host: data.host,
     port: data.port,
-    http: data.http,
     cert: data.cert,
     key: data.key,
     isReady: () => cache.synced,
@@ -209,7 +195,7 @@ async function stop(drainMs: number): Promise<void> {
   flush();
   // Nothing is asked of the API server any more: a list or watch in flight is cut, not waited for.
   client.close('the admission worker stopped');
-  lookupClient.close('the admission worker stopped');
+  lookups.close('the admission worker stopped');
   await cache.stop();
   send({ t: 'stopped' });
 }

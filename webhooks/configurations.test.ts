@@ -3,6 +3,7 @@ import { Webhook } from '../core/api/constants.js';
 import type { Manifest } from '../kube/apply.js';
 import { mutatingConfiguration, notByManager, validatingConfiguration, type ConfigurationInput } from './configurations.js';
 import { serviceAccountsGroup } from '../core/validation/manager.js';
+import { LOOKUP_CALLS } from './lookups.js';
 
 const input: ConfigurationInput = {
   endpoint: { url: 'https://127.0.0.1:9443' },
@@ -11,10 +12,18 @@ const input: ConfigurationInput = {
   manager: { namespace: 'hnc-system' },
 };
 
-type Rendered = { name: string; matchConditions?: Array<{ name: string; expression: string }> };
+type Rendered = { name: string; timeoutSeconds?: number; matchConditions?: Array<{ name: string; expression: string }> };
 const webhooks = (m: Manifest) => (m as unknown as { webhooks: Rendered[] }).webhooks;
 
 describe('webhook configurations', () => {
+  it('give the webhooks that call the API server time for two calls in a row, each timing out first, so the review answers with the error', () => {
+    const rendered = webhooks(validatingConfiguration(input));
+    for (const name of [Webhook.namespaces.name, Webhook.hierarchyConfigurations.name, Webhook.hncConfigurations.name]) {
+      const w = rendered.find((x) => x.name === name);
+      expect(2 * LOOKUP_CALLS.timeoutMs, name).toBeLessThan((w?.timeoutSeconds ?? 0) * 1000);
+    }
+  });
+
   it("skip HNC's own service accounts on every validating webhook, as the validators exempt them", () => {
     const rendered = webhooks(validatingConfiguration(input));
     expect(rendered.map((w) => w.name).sort()).toEqual(

@@ -30,7 +30,7 @@ import {
 import { AdmissionHandlers, type PropagationView } from './handlers.js';
 import { AdmissionThread } from './admission-thread.js';
 import type { ThreadDelay } from './admission-protocol.js';
-import { apiLookups } from './lookups.js';
+import { apiLookups, lookupClient } from './lookups.js';
 import type { IndexedType, SourceChange } from './propagation-index.js';
 import { ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
 import type { Decision } from '../core/validation/decision.js';
@@ -38,7 +38,7 @@ import type { AdmissionRequest } from './review.js';
 import { QuotaWebhooks } from './hrq.js';
 import { FORWARDED_PATH, type QuotaRouter } from './hrq-router.js';
 import type { QuotaCache } from '../kube/quota-cache.js';
-import { WebhookServer, type WebhookApiClient, type WebhookHttp } from './server.js';
+import { WebhookServer } from './server.js';
 
 export type { PropagationView } from './handlers.js';
 
@@ -80,22 +80,11 @@ export interface WebhookOptions {
    * less memory, but every review waits for whatever the main thread is doing (docs/webhooks.md).
    */
   onMainThread?: boolean;
-  /** The HTTP layer the webhooks are served over (--webhook-http-server; default the lean one, webhooks/http1-server.ts). */
-  http?: WebhookHttp;
-  /** How the calls a review waits on go out (--webhook-api-client; default lean, kube/http1-transport.ts). */
-  apiClient?: WebhookApiClient;
-  /** With the admission thread: raise it to this nice value (below 0) if permitted (--admission-nice; webhooks/thread-priority.ts). */
-  admissionNice?: number;
   /** The propagation options the objects webhook's conflict check reads (the admission thread gets them once). */
   noPropagationLabels?: ReadonlyArray<{ key: string; value: string }>;
   /** The admission thread died: end the process (default), so that its liveness restarts it. */
   onFatal?: (err: Error) => void;
 }
-
-/** Sockets for admission-time API calls: a handful of SubjectAccessReviews in flight at most, even under load. */
-const ADMISSION_SOCKETS = 32;
-/** Connections of the lean transport for those calls (--webhook-api-client=lean). */
-const LOOKUP_SOCKETS = 8;
 
 /** The API server could not reach the webhook server: nothing that fails closed was registered. */
 export class WebhooksUnreachableError extends Error {
@@ -175,7 +164,6 @@ export class Webhooks {
         isReady: () => opts.cache.synced,
         allowWhileStarting: ALLOW_WHILE_STARTING,
         logger: opts.logger,
-        http: opts.http,
         onReview: (path, verdict, ms) => {
           if (path === PROBE_PATH) onProbe();
           const webhook = Object.values(Webhook).find((w) => w.path === path)?.name ?? path;
@@ -188,9 +176,7 @@ export class Webhooks {
         hierarchy: () => opts.cache.hierarchy,
         manager: this.manager,
         propagation: opts.propagation,
-        lookups: apiLookups(
-          opts.apiClient === 'node' ? opts.client.withOwnConnections(ADMISSION_SOCKETS) : opts.client.withHttp1Transport(LOOKUP_SOCKETS),
-        ),
+        lookups: apiLookups(lookupClient(opts.client)),
       });
       routeAdmission(server, handlers);
       for (const [path, handler] of quotaRoutes) server.route(path, handler);
@@ -204,9 +190,6 @@ export class Webhooks {
         propagation: { noPropagationLabels: opts.noPropagationLabels },
         host: opts.host,
         port: opts.port,
-        http: opts.http,
-        apiClient: opts.apiClient,
-        admissionNice: opts.admissionNice,
         cert: this.serving.cert,
         key: this.serving.key,
         relayed: quotaRoutes,

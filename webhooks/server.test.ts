@@ -1,11 +1,13 @@
 // The admission server's contract with the apiserver, over real HTTPS on 127.0.0.1.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import https from 'node:https';
+import { once } from 'node:events';
+import tls from 'node:tls';
 import { CertificateAuthority } from '../kube/pki.js';
 import { createLogger, type Logger } from '../kube/log.js';
 import { noopLogger } from '../kube/watch/logger.js';
 import { namespaceReview, postHttps } from './testing.js';
-import { MAX_BODY, NOT_READY_MESSAGE, WEBHOOK_HTTP, WebhookServer, type Handler, type WebhookHttp } from './server.js';
+import { MAX_BODY, NOT_READY_MESSAGE, WebhookServer, type Handler, type Timeouts } from './server.js';
 
 // Real TLS on a shared machine: a first handshake under load can take seconds.
 vi.setConfig({ testTimeout: 20_000 });
@@ -18,12 +20,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-let http: WebhookHttp = 'lean';
-
 // One CA and serving pair for every test: making keys is the slow part on a busy machine.
 let pki: Promise<{ ca: CertificateAuthority; pair: { cert: string; key: string } }> | undefined;
 
-async function serve(ready: boolean, handler: Handler, logger?: Logger) {
+async function serve(ready: boolean, handler: Handler, logger?: Logger, timeouts?: Partial<Timeouts>) {
   pki ??= CertificateAuthority.create('test-ca').then(async (ca) => ({
     ca,
     pair: await ca.issue({ commonName: 'webhook', usage: 'server', ips: ['127.0.0.1'] }),
@@ -37,7 +37,7 @@ async function serve(ready: boolean, handler: Handler, logger?: Logger) {
     isReady: () => ready,
     allowWhileStarting: new Set(['/mutate']),
     logger: logger ?? ({ ...noopLogger, info: () => undefined } as never),
-    http,
+    timeouts,
   });
   server.route('/validate', handler).route('/mutate', handler);
   const port = await server.start();
@@ -48,12 +48,7 @@ async function serve(ready: boolean, handler: Handler, logger?: Logger) {
 
 const review = namespaceReview;
 
-// Every contract holds over both HTTP layers (the lean one, and node's behind --webhook-http-server=node).
-describe.each(WEBHOOK_HTTP)('WebhookServer over the %s HTTP layer', (layer) => {
-  beforeEach(() => {
-    http = layer;
-  });
-
+describe('WebhookServer', () => {
   it('echoes the uid and sets an explicit status on a denial', async () => {
     const post = await serve(true, () => ({ allowed: false, code: 403, reason: 'Forbidden', message: 'namespaces "x" is forbidden: no' }));
     const res = await post('/validate', review('abc'));
@@ -138,8 +133,7 @@ describe.each(WEBHOOK_HTTP)('WebhookServer over the %s HTTP layer', (layer) => {
         req.on('error', reject);
         req.end(review());
       });
-    // Kept alive: node says so, the lean layer leaves it to HTTP/1.1's default.
-    expect(await post()).toEqual({ status: 200, connection: layer === 'node' ? 'keep-alive' : undefined });
+    expect(await post()).toEqual({ status: 200, connection: 'keep-alive' });
     const stopped = server!.stop(300);
     expect(await post()).toEqual({ status: 200, connection: 'close' });
     expect((await send('/validate', review())).status).toBe(200);
@@ -153,14 +147,14 @@ describe.each(WEBHOOK_HTTP)('WebhookServer over the %s HTTP layer', (layer) => {
     expect((await post('/nope', review())).status).toBe(404);
   });
 
-  it('answers a body over the limit with a real 413 (a chunked one: 413 from node, 411 from the lean layer), and keeps serving', async () => {
+  it('answers a body over the limit with a real 413 (declared, or chunked as it passes the limit), and keeps serving', async () => {
     const post = await serve(true, () => ({ allowed: true }));
     const big = Buffer.alloc(MAX_BODY + 1, 0x20);
     const declared = await post('/validate', big);
     expect(declared.status).toBe(413);
     expect(declared.body).toContain('larger than');
     const chunked = await post('/validate', big, { 'transfer-encoding': 'chunked' });
-    expect(chunked.status).toBe(layer === 'node' ? 413 : 411);
+    expect(chunked.status).toBe(413);
     expect(JSON.parse((await post('/validate', review())).body).response.allowed).toBe(true);
   });
 
@@ -198,5 +192,55 @@ describe.each(WEBHOOK_HTTP)('WebhookServer over the %s HTTP layer', (layer) => {
       status: 400,
       body: 'request.userInfo.groups must be an array, not a string\n',
     });
+  });
+});
+
+/** A TLS connection to the server as the API server's Go client holds one: raw bytes, no keep-alive hints read. */
+async function rawConnection() {
+  const socket = tls.connect({ host: '127.0.0.1', port: lastPort, ca: lastCa, ALPNProtocols: ['http/1.1'] });
+  await once(socket, 'secureConnect');
+  let received = '';
+  socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+  const ended = new Promise<number>((resolve) => socket.once('end', () => resolve(performance.now())));
+  socket.on('error', () => undefined);
+  return { socket, ended, received: () => received };
+}
+
+const requestBytes = (body: string) =>
+  `POST /validate HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+describe('WebhookServer connections', () => {
+  it('closes a connection idle past its keep-alive timeout (not its shorter headers timeout) with a clean end, and answers the next one', async () => {
+    const post = await serve(true, () => ({ allowed: true }), undefined, {
+      headersMs: 100,
+      requestMs: 200,
+      keepAliveMs: 600,
+      checkEveryMs: 20,
+    });
+    const c = await rawConnection();
+    c.socket.write(requestBytes(review()));
+    await vi.waitFor(() => expect(c.received()).toMatch(/\r\n\r\n\{.*\}$/s), { timeout: 5_000, interval: 5 });
+    const answered = performance.now();
+    const endedAt = await c.ended;
+    // Idle for its keep-alive timeout (the API server closes its own idle ones first), whatever the headers timeout.
+    expect(endedAt - answered).toBeGreaterThanOrEqual(550);
+    // Closed with nothing written after the answer: a client sees a closed idle connection, not an error to report.
+    expect(c.received().match(/HTTP\/1\.1 /g)).toHaveLength(1);
+    expect(c.received()).toMatch(/^HTTP\/1\.1 200 /);
+    c.socket.destroy();
+    // The client's next connection is answered.
+    expect(JSON.parse((await post('/validate', review())).body).response.allowed).toBe(true);
+  });
+
+  it('answers a head or a body that does not arrive in time (slowloris) with a 408 and closes', async () => {
+    await serve(true, () => ({ allowed: true }), undefined, { headersMs: 100, requestMs: 200, keepAliveMs: 5_000, checkEveryMs: 20 });
+    const head = await rawConnection();
+    head.socket.write('POST /validate HTTP/1.1\r\nHost: webhook\r\n');
+    await head.ended;
+    expect(head.received()).toMatch(/^HTTP\/1\.1 408 /);
+    const body = await rawConnection();
+    body.socket.write(requestBytes(review()).slice(0, -10));
+    await body.ended;
+    expect(body.received()).toMatch(/^HTTP\/1\.1 408 /);
   });
 });

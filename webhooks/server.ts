@@ -1,11 +1,10 @@
-// The admission webhook server: one handler per path, answers from memory; over the lean HTTP/1.1
-// layer of http1-server.ts by default, or node:https (`http: 'node'`, --webhook-http-server=node).
+// The admission webhook server: one handler per path, answers from memory, over node's https
+// server with its timeouts and limits set for what the API server sends (docs/webhooks.md, "Limits").
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Decision } from '../core/validation/decision.js';
 import type { Logger } from '../kube/log.js';
-import { Http1Server, Slots, type Http1Head, type Http1Limits, type Http1Reply } from './http1-server.js';
 import { JsonCostScanner } from './json-limits.js';
 import { BadReview, decodeReview, encodeResponse, type AdmissionRequest } from './review.js';
 import type { Shape } from './shapes.js';
@@ -24,20 +23,34 @@ export interface WebhookServerOptions {
   logger: Logger;
   /** Called per answered review, for metrics. */
   onReview?: (path: string, verdict: Decision, ms: number) => void;
-  /** The HTTP layer: `lean` (default, webhooks/http1-server.ts) or node's https server. */
-  http?: WebhookHttp;
-  /** The lean layer's timeouts (tests shorten them). */
-  timeouts?: Partial<Pick<Http1Limits, 'headTimeoutMs' | 'bodyTimeoutMs' | 'idleTimeoutMs' | 'checkEveryMs'>>;
+  /** Tests shorten the timeouts. */
+  timeouts?: Partial<Timeouts>;
 }
 
-export type WebhookHttp = 'lean' | 'node';
-export const WEBHOOK_HTTP: readonly WebhookHttp[] = ['lean', 'node'];
+export interface Timeouts {
+  /** From a request's first byte until its head has arrived (else a 408, and the connection closed). */
+  headersMs: number;
+  /** From a request's first byte until the last byte of its body, a refused body's drain included. */
+  requestMs: number;
+  /** A kept-alive connection with no request is closed after this. */
+  keepAliveMs: number;
+  /** How often the first two are checked (one timer for all connections). */
+  checkEveryMs: number;
+}
+
 /**
- * How the API calls a review waits on are sent (--webhook-api-client): `lean`, hnc-ts's HTTP/1.1
- * transport (kube/http1-transport.ts; the default), or `node`, node's https client.
+ * The API server closes its idle connections to a webhook after 90 s: ours stay open longer, so it
+ * never sends a review on a connection closed under it. A head and a body get 10 s each (a
+ * webhook's timeoutSeconds is at most 30 s): a client trickling bytes holds nothing for long.
  */
-export type WebhookApiClient = 'lean' | 'node';
-export const WEBHOOK_API_CLIENT: readonly WebhookApiClient[] = ['lean', 'node'];
+const TIMEOUTS: Timeouts = { headersMs: 10_000, requestMs: 20_000, keepAliveMs: 95_000, checkEveryMs: 1_000 };
+/** The TLS handshake (node's default is 120 s). */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+/**
+ * Each API server keeps a pool of connections to a webhook (a few dozen under load); beyond this a
+ * new connection is closed at once, rather than each one holding TLS buffers until memory runs out.
+ */
+export const MAX_CONNECTIONS = 1024;
 
 /** The API server's own request limit is 3 MiB; a review carries the object and its old version. */
 export const MAX_BODY = 3 * 1024 * 1024;
@@ -45,55 +58,38 @@ export const MAX_BODY = 3 * 1024 * 1024;
 const SMALL_BODY = 64 * 1024;
 /** Large bodies read and parsed at once: bounds their memory and how long one turn of the event loop can take. */
 const LARGE_SLOTS = 2;
-/** A large body must arrive (and a refused one drain) within this; the API server's webhook timeout is at most 30 s. */
-const BODY_TIMEOUT_MS = 10_000;
 /** A refused body is read to its end (so the client gets the answer, not a reset) up to this much, then the connection is cut. */
 const MAX_DRAIN = 4 * MAX_BODY;
-/** The request line and headers (node's http server's default limit); the API server sends well under 1 KiB. */
-export const MAX_HEAD = 16 * 1024;
-/** An idle kept-alive connection is closed after this: longer than the API server's (90 s), so it never sends on one we closed. */
-const IDLE_TIMEOUT_MS = 95_000;
 
 export const NOT_READY_MESSAGE = 'HNC is starting up and has not loaded the namespace hierarchy yet; please try again in a few seconds';
 
 type Route = { handler: Handler; shape?: Shape };
+type Reply = { status: number; body: string };
 
 export class WebhookServer {
-  private readonly server?: https.Server;
-  private readonly lean?: Http1Server;
+  private readonly server: https.Server;
   private readonly handlers = new Map<string, Route>();
   private readonly large = new Slots(LARGE_SLOTS);
   /** Stopping: every answer closes its connection (stop()). */
   private draining = false;
 
   constructor(private readonly opts: WebhookServerOptions) {
-    if (opts.http === 'node') {
-      this.server = https.createServer({ cert: opts.cert, key: opts.key }, (req, res) => void this.serve(req, res));
-      // Longer than the apiserver's idle connections, so it never writes to a socket we closed.
-      this.server.keepAliveTimeout = 90_000;
-      this.server.headersTimeout = 95_000;
-      return;
-    }
-    this.lean = new Http1Server(
-      { cert: opts.cert, key: opts.key },
+    const t = { ...TIMEOUTS, ...opts.timeouts };
+    this.server = https.createServer(
       {
-        open: (head) => this.open(head),
-        handle: (head, body) => this.handle(head, body),
-        draining: () => this.draining,
+        cert: opts.cert,
+        key: opts.key,
+        // The API server's Go client offers h2 and http/1.1: only the second is served.
+        ALPNProtocols: ['http/1.1'],
+        handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+        headersTimeout: t.headersMs,
+        requestTimeout: t.requestMs,
+        keepAliveTimeout: t.keepAliveMs,
+        connectionsCheckingInterval: t.checkEveryMs,
       },
-      {
-        maxHead: MAX_HEAD,
-        maxDrain: MAX_DRAIN,
-        smallBody: SMALL_BODY,
-        largeSlots: LARGE_SLOTS,
-        headTimeoutMs: BODY_TIMEOUT_MS,
-        bodyTimeoutMs: BODY_TIMEOUT_MS,
-        idleTimeoutMs: IDLE_TIMEOUT_MS,
-        checkEveryMs: 1000,
-        handshakeTimeoutMs: BODY_TIMEOUT_MS,
-        ...opts.timeouts,
-      },
+      (req, res) => void this.serve(req, res),
     );
+    this.server.maxConnections = MAX_CONNECTIONS;
   }
 
   /** Serves `path`; `shape` is what its reviews' object and oldObject must look like (webhooks/shapes.ts). */
@@ -104,13 +100,11 @@ export class WebhookServer {
 
   /** Swaps the serving certificate without a restart (renewal). */
   setCertificate(cert: string, key: string): void {
-    if (this.lean) this.lean.setSecureContext(cert, key);
-    else this.server!.setSecureContext({ cert, key });
+    this.server.setSecureContext({ cert, key });
   }
 
   async start(): Promise<number> {
-    if (this.lean) return this.lean.listen(this.opts.port, this.opts.host ?? '0.0.0.0');
-    const server = this.server!;
+    const server = this.server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.opts.port, this.opts.host ?? '0.0.0.0', () => resolve());
@@ -130,8 +124,7 @@ export class WebhookServer {
     this.draining = true;
     if (drainMs > 0) await new Promise((r) => setTimeout(r, drainMs));
     // The apiserver keeps connections alive; give answers in flight a moment, then cut them.
-    if (this.lean) return this.lean.close(1000);
-    const server = this.server!;
+    const server = this.server;
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeIdleConnections();
@@ -139,40 +132,18 @@ export class WebhookServer {
     });
   }
 
-  /** The lean layer's head: the route's checks before any byte of the body is read (docs/webhooks.md, "Limits"). */
-  private open(head: Http1Head): Http1Reply | ((chunk: Buffer) => string | undefined) {
-    const q = head.target.indexOf('?');
-    const path = q < 0 ? head.target : head.target.slice(0, q);
-    if (!this.handlers.has(path)) return textReply(404, `no webhook is served at ${path}`);
-    if (head.method !== 'POST') return textReply(405, 'webhooks take POST');
-    if (head.length > MAX_BODY) return textReply(413, `the review is larger than ${MAX_BODY} bytes`);
-    const scanner = new JsonCostScanner();
-    return (chunk) => scanner.push(chunk);
-  }
-
-  /** The lean layer's whole body: the answer, as the node server gives it. */
-  private handle(head: Http1Head, body: Buffer): Http1Reply | Promise<Http1Reply> {
-    const q = head.target.indexOf('?');
-    const path = q < 0 ? head.target : head.target.slice(0, q);
-    return this.answer(path, this.handlers.get(path)!, body, head.at);
-  }
-
-  /**
-   * Decodes, decides and encodes one review: a 200 with the AdmissionReview, or a 400 naming what
-   * is wrong. Synchronous when the handler is (most kinds decide from memory): no promise and no
-   * microtask turn between the request's bytes and its answer.
-   */
-  private answer(path: string, route: Route, body: Buffer, started: number): Http1Reply | Promise<Http1Reply> {
+  /** Decodes, decides and encodes one review: a 200 with the AdmissionReview, or a 400 naming what is wrong. */
+  private answer(path: string, route: Route, body: Buffer, started: number): Reply | Promise<Reply> {
     let review: AdmissionRequest;
     try {
       review = decodeReview(body.toString('utf8'), route.shape);
     } catch (err) {
-      if (err instanceof BadReview) return textReply(400, err.message);
-      return textReply(400, `the review could not be read: ${(err as Error).message}`);
+      if (err instanceof BadReview) return { status: 400, body: err.message };
+      return { status: 400, body: `the review could not be read: ${(err as Error).message}` };
     }
-    const done = (verdict: Decision): Http1Reply => {
+    const done = (verdict: Decision): Reply => {
       this.opts.onReview?.(path, verdict, performance.now() - started);
-      return { status: 200, contentType: 'application/json', body: encodeResponse(review.uid, verdict) };
+      return { status: 200, body: encodeResponse(review.uid, verdict) };
     };
     const verdict = this.decide(path, route.handler, review);
     return verdict instanceof Promise ? verdict.then(done) : done(verdict);
@@ -189,7 +160,7 @@ export class WebhookServer {
     // Small bodies (every ordinary review) go straight on; larger ones take turns.
     const large = !(declared <= SMALL_BODY);
     if (large) await this.large.take();
-    let answer: Http1Reply;
+    let answer: Reply;
     try {
       const read = await readBody(req);
       if (read === TOO_LARGE) return this.refuse(req, res, 413, `the review is larger than ${MAX_BODY} bytes`);
@@ -200,7 +171,7 @@ export class WebhookServer {
     } finally {
       if (large) this.large.give();
     }
-    if (answer.status !== 200) return this.plain(res, answer.status, answer.body.trimEnd());
+    if (answer.status !== 200) return this.plain(res, answer.status, answer.body);
     // With its length known the answer leaves in one write (no chunked encoding).
     const bytes = Buffer.from(answer.body);
     res.writeHead(200, {
@@ -281,13 +252,11 @@ export class WebhookServer {
   /**
    * Answers without keeping the body: what is left of it is read and dropped first (closing a
    * socket with unread data resets it, and the client would see the reset instead of the answer),
-   * then the connection is closed. A body past MAX_DRAIN, or too slow, is cut.
+   * then the connection is closed. A body past MAX_DRAIN is cut; one too slow, by requestTimeout.
    */
   private refuse(req: IncomingMessage, res: ServerResponse, code: number, message: string): void {
     let drained = 0;
-    const cut = setTimeout(() => req.destroy(), BODY_TIMEOUT_MS);
     const answer = () => {
-      clearTimeout(cut);
       if (res.headersSent || res.destroyed) return;
       res.writeHead(code, { 'content-type': 'text/plain', connection: 'close' });
       res.end(`${message}\n`);
@@ -296,14 +265,31 @@ export class WebhookServer {
     req.removeAllListeners('data');
     req.on('data', (c: Buffer) => {
       drained += c.length;
-      if (drained > MAX_DRAIN) {
-        clearTimeout(cut);
-        req.destroy();
-      }
+      if (drained > MAX_DRAIN) req.destroy();
     });
     req.once('end', answer);
-    req.once('error', () => clearTimeout(cut));
     req.resume();
+  }
+}
+
+/** Turns for large bodies (LARGE_SLOTS). */
+class Slots {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+  constructor(n: number) {
+    this.free = n;
+  }
+  take(): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
   }
 }
 
@@ -311,17 +297,14 @@ const TOO_LARGE = Symbol('too large');
 
 /**
  * The body; or TOO_LARGE as soon as it passes MAX_BODY (the rest is left for refuse() to drain);
- * or, as soon as the chunks so far would cost too much to parse, why (json-limits.ts).
+ * or, as soon as the chunks so far would cost too much to parse, why (json-limits.ts). A body too
+ * slow is cut by the server's requestTimeout (the request then closes).
  */
 function readBody(req: IncomingMessage): Promise<Buffer | typeof TOO_LARGE | string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const scanner = new JsonCostScanner();
     let size = 0;
-    const timer = setTimeout(() => {
-      req.destroy();
-      reject(new Error(`the body did not arrive within ${BODY_TIMEOUT_MS} ms`));
-    }, BODY_TIMEOUT_MS);
     const onData = (c: Buffer) => {
       size += c.length;
       if (size > MAX_BODY) {
@@ -345,10 +328,9 @@ function readBody(req: IncomingMessage): Promise<Buffer | typeof TOO_LARGE | str
       done();
       reject(err);
     };
-    // Gone while waiting for a turn, or before its end: its slot is free at once, not after the timeout.
+    // Gone while waiting for a turn, or before its end: its slot is free at once.
     const onClose = () => onError(new Error('the client closed the connection before the body ended'));
     const done = () => {
-      clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
@@ -361,5 +343,3 @@ function readBody(req: IncomingMessage): Promise<Buffer | typeof TOO_LARGE | str
     req.on('close', onClose);
   });
 }
-
-const textReply = (status: number, message: string): Http1Reply => ({ status, contentType: 'text/plain', body: `${message}\n` });
