@@ -142,16 +142,10 @@ async function handle(req: ChildRequest): Promise<unknown> {
               port: s.webhookPort,
               host: '127.0.0.1',
               endpoint: (port) => ({ url: `https://127.0.0.1:${s.registerPort ?? port}` }),
-              // HNC_BENCH_WEBHOOKS_ON_MAIN_THREAD=1: the reviews on the controller's thread (--webhooks-on-main-thread), to compare.
-              onMainThread: process.env.HNC_BENCH_WEBHOOKS_ON_MAIN_THREAD === '1',
-              // HNC_BENCH_WEBHOOK_API_CLIENT=node: the calls a review waits on over node's https (--webhook-api-client=node), to compare.
-              apiClient: process.env.HNC_BENCH_WEBHOOK_API_CLIENT === 'node' ? 'node' : flags.webhookApiClient,
-              // HNC_BENCH_ADMISSION_NICE=-N: the admission thread raises itself (--admission-nice), to compare.
-              admissionNice:
-                process.env.HNC_BENCH_ADMISSION_NICE !== undefined ? Number(process.env.HNC_BENCH_ADMISSION_NICE) : flags.admissionNice,
-              // As the manager's flag (--reconciler-nice); HNC_BENCH_RECONCILER_NICE to compare (0: off).
-              reconcilerNice:
-                process.env.HNC_BENCH_RECONCILER_NICE !== undefined ? Number(process.env.HNC_BENCH_RECONCILER_NICE) : flags.reconcilerNice,
+              // The shipped defaults of the manager's flags, as the image runs it.
+              apiClient: flags.webhookApiClient,
+              admissionNice: flags.admissionNice,
+              reconcilerNice: flags.reconcilerNice,
             }
           : false,
         hrq: s.hrq ? { syncIntervalMs: 60_000 } : undefined,

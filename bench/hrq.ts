@@ -16,7 +16,8 @@ import { canonicalQuantity, compareQuantities, parseQuantity } from '../core/qua
 import { hierarchyConfigurationPath } from '../core/api/paths.js';
 import { HncProcess, LoadGenerator } from './hnc-process.js';
 import { hncWebhookHistogram, histogramDelta, scrape, waitQuiet, writeDelta, type HistogramSummary, type WriteDelta } from './metrics.js';
-import type { FloorResult, Plane } from './scenario.js';
+import type { FloorResult, Plane } from './plane.js';
+import { versionDiff } from './verify.js';
 import { log, pool, round } from './util.js';
 import type { LatencyResult } from './webhook-load.js';
 import { join } from 'node:path';
@@ -253,17 +254,6 @@ class QuotaTracker {
   }
 }
 
-function versionDiff(a: Map<string, string>, b: Map<string, string>) {
-  let changed = 0;
-  let created = 0;
-  for (const [uid, rv] of b) {
-    const old = a.get(uid);
-    if (old === undefined) created++;
-    else if (old !== rv) changed++;
-  }
-  return { changed, created, deleted: [...a.keys()].filter((uid) => !b.has(uid)).length };
-}
-
 const sum = (byResource: Record<string, number>, ...keys: string[]) => keys.reduce((n, k) => n + (byResource[k] ?? 0), 0);
 
 export async function runHrq(plane: Plane, opts: HrqOptions): Promise<HrqResult> {
@@ -406,7 +396,7 @@ export async function runHrq(plane: Plane, opts: HrqOptions): Promise<HrqResult>
         const denied = Object.values(r.byRequest).reduce((n, x) => n + x.denied, 0);
         const errors = Object.values(r.byRequest).reduce((n, x) => n + x.errors, 0);
         log(
-          `hrq: quota webhook (${label}) at ${rate}/s: p50 ${r.overall.p50.toFixed(2)} ms, p99 ${r.overall.p99.toFixed(2)} ms, max ${r.overall.max.toFixed(1)} ms (${r.requests} reviews, ${denied} refused, ${errors} errors; at most ${r.maxInFlight} in flight, ${r.newConnections ?? '?'} new connections; HNC's own histogram: mean ${r.serverSide?.meanMs.toFixed(2) ?? '?'} ms, p99 ≤ ${r.serverSide?.p99UpperMs ?? '?'} ms)`,
+          `hrq: quota webhook (${label}) at ${rate}/s: p50 ${r.overall.p50.toFixed(2)} ms, p99 ${r.overall.p99.toFixed(2)} ms, max ${r.overall.max.toFixed(1)} ms (${r.requests} reviews, ${denied} refused, ${errors} errors; at most ${r.maxInFlight} in flight; HNC's own histogram: mean ${r.serverSide?.meanMs.toFixed(2) ?? '?'} ms, p99 ≤ ${r.serverSide?.p99UpperMs ?? '?'} ms)`,
         );
         out.push(r);
       }

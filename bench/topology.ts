@@ -301,3 +301,29 @@ export function describe(t: Topology): { namespaces: number; depth: number; maxF
   }
   return { namespaces: t.namespaces.length, depth, maxFanOut, leaves, moveSize: t.moveSize };
 }
+
+/**
+ * A source's body; `updated`, the same source after an update trial's change, to one field its
+ * copies carry (`contentMark` in bench/tracker.ts reads it back), of the same size of write.
+ */
+export function sourceBody(kind: SourceKind, name: string, updated = false): Record<string, unknown> {
+  switch (kind) {
+    case 'roles':
+      return {
+        metadata: { name, labels: { bench: 'source' } },
+        rules: [{ apiGroups: [''], resources: ['pods', 'configmaps'], verbs: updated ? ['get', 'list'] : ['get', 'list', 'watch'] }],
+      };
+    case 'rolebindings':
+      return {
+        metadata: { name, labels: { bench: 'source' } },
+        // The roleRef is immutable: an update that changed it would delete and recreate every copy.
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `${name}-${updated ? 'editors' : 'readers'}` }],
+      };
+    case 'networkpolicies':
+      return {
+        metadata: { name, labels: { bench: 'source' } },
+        spec: { podSelector: {}, policyTypes: updated ? ['Ingress', 'Egress'] : ['Ingress'], ingress: [{ from: [{ podSelector: {} }] }] },
+      };
+  }
+}

@@ -1,5 +1,5 @@
 // Test-only: real HTTPS servers on 127.0.0.1, with a certificate authority of their own, for the
-// tests of HTTP clients (kube/client.ts, bench/http1-client.ts). Register `afterEach(servers.close)`.
+// tests of HTTP clients (kube/client.ts). Register `afterEach(servers.close)`.
 import type { RequestListener } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
