@@ -1,5 +1,5 @@
 // The report's section on the HRQ phase (bench/hrq.ts).
-import type { HrqResult } from './hrq.js';
+import type { HrqResult } from './hrq-phase.js';
 import { f, ms, pass, table, type Row } from './report-format.js';
 
 /** The HRQ phase's table (bench/hrq.ts). */

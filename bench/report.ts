@@ -1,5 +1,5 @@
 // The run's report: JSON (everything measured) and markdown (the figures against their targets).
-import type { HrqResult } from './hrq.js';
+import type { HrqResult } from './hrq-phase.js';
 import { hrqMarkdown } from './report-hrq.js';
 import { topologySections } from './report-topologies.js';
 import { webhookSections } from './report-webhooks.js';

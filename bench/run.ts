@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { goManagerBinary } from './hnc-go.js';
 import { buildChild, killAllChildren } from './hnc-process.js';
-import { runHrq, type HrqOptions } from './hrq.js';
+import { runHrq, type HrqOptions } from './hrq-phase.js';
 import { Plane } from './plane.js';
 import { markdown, type RunReport } from './report.js';
 import { ColdStartTimeout, runScenario, type ScenarioOptions } from './scenario.js';
@@ -202,89 +202,118 @@ function newReport(parsed: ReturnType<typeof parseOptions>): RunReport {
   };
 }
 
+/** Where the report is written, and the control plane the phases share, stopped once done with. */
+class Runner {
+  plane: Plane | undefined;
+  interrupted = false;
+
+  constructor(
+    readonly parsed: ReturnType<typeof parseOptions>,
+    readonly report: RunReport,
+    readonly base: string,
+    readonly logDir: string | undefined,
+  ) {}
+
+  save(): void {
+    writeFileSync(`${this.base}.json`, JSON.stringify(this.report, null, 2) + '\n');
+    writeFileSync(`${this.base}.md`, markdown(this.report));
+  }
+
+  async planeFor(what: string): Promise<Plane> {
+    if (!this.plane) log(`starting a control plane for ${what}`);
+    return (this.plane ??= await Plane.start(this.parsed.opts));
+  }
+
+  /** Stops the control plane; the processes it left running (there should be none). */
+  async stopPlane(label: string): Promise<string[]> {
+    const p = this.plane;
+    this.plane = undefined;
+    const left = (await p?.stop(this.logDir && join(this.logDir, label))) ?? [];
+    if (left.length) log(`WARNING: still running after the control plane stopped: ${left.join(', ')}`);
+    return left;
+  }
+
+  failed(topology: string, err: unknown): void {
+    const partial = err instanceof ColdStartTimeout ? err.partial : undefined;
+    const error = partial ? (err as Error).message : ((err as Error).stack ?? String(err));
+    log(`${topology} failed: ${error}`);
+    this.report.errors.push({ topology, error, ...(partial ? { partial } : {}) });
+  }
+
+  /** On Ctrl-C: every child ended, the results so far saved. */
+  onSignal(signal: string): void {
+    if (this.interrupted) process.exit(130);
+    this.interrupted = true;
+    log(`${signal}: ending HNC and the control plane; results so far are in ${this.base}.md`);
+    killAllChildren();
+    this.report.errors.push({ topology: 'run', error: `interrupted by ${signal}` });
+    this.save();
+    void (this.plane?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+  }
+
+  async topologies(): Promise<void> {
+    const { topologies, opts, shared } = this.parsed;
+    for (const t of topologies) {
+      if (this.interrupted) break;
+      try {
+        const r = await runScenario(t, opts, await this.planeFor(shared ? 'every topology' : t), shared);
+        if (!shared) r.leftoverProcesses = await this.stopPlane(t);
+        this.report.results.push(r);
+        this.report.run.versions = r.versions;
+      } catch (err) {
+        this.failed(t, err);
+        if (!shared) await this.stopPlane(t);
+      }
+      this.report.run.finishedAt = new Date().toISOString();
+      this.save();
+    }
+  }
+
+  async hrq(): Promise<void> {
+    if (this.parsed.hrq.size === 0 || this.interrupted) return;
+    try {
+      const p = await this.planeFor('the HRQ phase');
+      this.report.hrq = await runHrq(p, this.parsed.hrq);
+      this.report.run.versions = { kubernetes: p.version, binaries: p.cp.binaries.source.split('/').pop() ?? p.cp.binaries.source };
+    } catch (err) {
+      this.failed('hrq', err);
+    }
+    if (!this.parsed.shared) await this.stopPlane('hrq');
+    this.save();
+  }
+}
+
 async function main(): Promise<void> {
   if (flags.help) {
     process.stdout.write(USAGE);
     return;
   }
   const parsed = parseOptions();
-  const { quick, size, topologies, opts, shared } = parsed;
+  const { quick, size, opts } = parsed;
   const outDir = flags.out ?? join(REPO, 'bench', 'results');
-  const stamp = new Date().toISOString().replace(/[:]/g, '-').slice(0, 19);
-  const label = `${stamp}-${quick ? 'quick' : `n${size}`}`;
-  const base = join(outDir, `${label}${flags['hrq-only'] ? '-hrq' : ''}${opts.controller === 'hnc-go' ? '-hnc-go' : ''}`);
+  const label = `${new Date().toISOString().replace(/[:]/g, '-').slice(0, 19)}-${quick ? 'quick' : `n${size}`}`;
   if (flags.profile) opts.profileDir = join(outDir, 'profiles', label);
-  const logDir = flags['keep-logs'] ? join(outDir, 'logs', label) : undefined;
   mkdirSync(outDir, { recursive: true });
-  const report = newReport(parsed);
-  const save = () => {
-    writeFileSync(`${base}.json`, JSON.stringify(report, null, 2) + '\n');
-    writeFileSync(`${base}.md`, markdown(report));
-  };
-  let plane: Plane | undefined;
-  let interrupted = false;
-  const onSignal = (signal: string) => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    log(`${signal}: ending HNC and the control plane; results so far are in ${base}.md`);
-    killAllChildren();
-    report.errors.push({ topology: 'run', error: `interrupted by ${signal}` });
-    save();
-    void (plane?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
-  };
-  process.on('SIGINT', () => onSignal('SIGINT'));
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  const runner = new Runner(
+    parsed,
+    newReport(parsed),
+    join(outDir, `${label}${flags['hrq-only'] ? '-hrq' : ''}${opts.controller === 'hnc-go' ? '-hnc-go' : ''}`),
+    flags['keep-logs'] ? join(outDir, 'logs', label) : undefined,
+  );
+  process.on('SIGINT', () => runner.onSignal('SIGINT'));
+  process.on('SIGTERM', () => runner.onSignal('SIGTERM'));
   await buildChild();
   // Built (or found in the cache) before any control plane starts: a cold build takes minutes.
   if (opts.controller === 'hnc-go') log(`HNC's Go manager: ${await goManagerBinary()}`);
   const t0 = Date.now();
-  const stopPlane = async (label: string) => {
-    const p = plane;
-    plane = undefined;
-    const left = (await p?.stop(logDir && join(logDir, label))) ?? [];
-    if (left.length) log(`WARNING: still running after the control plane stopped: ${left.join(', ')}`);
-    return left;
-  };
-  const planeFor = async (what: string) => {
-    if (!plane) log(`starting a control plane for ${what}`);
-    return (plane ??= await Plane.start(opts));
-  };
-  const failed = (topology: string, err: unknown) => {
-    const partial = err instanceof ColdStartTimeout ? err.partial : undefined;
-    const error = partial ? (err as Error).message : ((err as Error).stack ?? String(err));
-    log(`${topology} failed: ${error}`);
-    report.errors.push({ topology, error, ...(partial ? { partial } : {}) });
-  };
-  for (const t of topologies) {
-    if (interrupted) break;
-    try {
-      const r = await runScenario(t, opts, await planeFor(shared ? 'every topology' : t), shared);
-      if (!shared) r.leftoverProcesses = await stopPlane(t);
-      report.results.push(r);
-      report.run.versions = r.versions;
-    } catch (err) {
-      failed(t, err);
-      if (!shared) await stopPlane(t);
-    }
-    report.run.finishedAt = new Date().toISOString();
-    save();
-  }
-  if (parsed.hrq.size > 0 && !interrupted) {
-    try {
-      const p = await planeFor('the HRQ phase');
-      report.hrq = await runHrq(p, parsed.hrq);
-      report.run.versions = { kubernetes: p.version, binaries: p.cp.binaries.source.split('/').pop() ?? p.cp.binaries.source };
-    } catch (err) {
-      failed('hrq', err);
-    }
-    if (!shared) await stopPlane('hrq');
-    save();
-  }
-  const left = await stopPlane('shared');
-  if (shared) for (const r of report.results) r.leftoverProcesses = left;
+  await runner.topologies();
+  await runner.hrq();
+  const left = await runner.stopPlane('shared');
+  const { report } = runner;
+  if (parsed.shared) for (const r of report.results) r.leftoverProcesses = left;
   report.run.finishedAt = new Date().toISOString();
-  save();
-  log(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s: ${base}.md and .json`);
+  runner.save();
+  log(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s: ${runner.base}.md and .json`);
   process.stdout.write(markdown(report));
   // Keep-alive connections to the (stopped) control plane would hold the process open a while.
   process.exit(report.errors.length ? 1 : 0);

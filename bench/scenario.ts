@@ -210,7 +210,21 @@ async function warmRestart(run: TopologyRun, procs: Processes) {
   return warm;
 }
 
-export async function runScenario(name: TopologyName, opts: ScenarioOptions, plane: Plane, shared: boolean): Promise<ScenarioResult> {
+/** The steady state after the cold start (CPU, memory after a full collection), then a warm restart and its steady CPU. */
+async function steadyThenWarm(run: TopologyRun, procs: Processes, profileDir: string | undefined) {
+  const { opts, name } = run;
+  const cpuPercentAfterColdStart = await idleCpu(run.hnc, opts.coldSteadyMs);
+  const steadyMemory = afterGc(memory(await run.hnc.stats(), run.hnc.baseline), await run.hnc.collected());
+  if (profileDir)
+    log(`${name}: heap snapshot at steady state: ${(await run.hnc.heapSnapshot(join(profileDir, 'steady-state.heapsnapshot'))).file}`);
+  const warm = await warmRestart(run, procs);
+  const cpuPercentAfterWarmRestart = await idleCpu(run.hnc, opts.steadyMs);
+  const steady = { seconds: opts.steadyMs / 1000, cpuPercentAfterColdStart, memory: steadyMemory, cpuPercentAfterWarmRestart };
+  return { steady, warm };
+}
+
+/** The topology written, its watches started: what every phase after it shares. */
+async function prepare(name: TopologyName, opts: ScenarioOptions, plane: Plane, procs: Processes, tracker: Tracker) {
   const topology = buildTopology(name, { size: opts.size, moveSize: opts.moveSize, maxChain: opts.maxChain });
   const sources = placeSources(topology, opts.rootObjects, opts.innerObjects);
   const shape = {
@@ -218,69 +232,48 @@ export async function runScenario(name: TopologyName, opts: ScenarioOptions, pla
     sources: { root: opts.rootObjects, inner: sources.length - opts.rootObjects, innerNamespaces: topology.innerSourceNamespaces },
   };
   log(`${name}: ${shape.namespaces} namespaces, depth ${shape.depth}, max fan-out ${shape.maxFanOut}, ${sources.length} sources`);
+  const setup = await setUp(plane, opts, topology, sources);
+  // What HNC must reach: the topology, plus the other namespaces it manages here (roots).
+  const parent = new Map(topology.parent);
+  for (const ns of ['default', 'bench-floor']) parent.set(ns, undefined);
+  const expected = expectedState(parent, sources);
+  await tracker.start();
+  tracker.expect(expected);
+  const run: TopologyRun = {
+    ...{ name, opts, plane, admin: plane.admin, tracker, topology, sources, parent, expected },
+    descendants: descendants(parent, topology.root),
+    hnc: await procs.next(),
+    pids: () => ({ ...Plane.pidsOf(plane.cp), hnc: run.hnc.pid }),
+  };
+  return { run, shape, setup };
+}
+
+export async function runScenario(name: TopologyName, opts: ScenarioOptions, plane: Plane, shared: boolean): Promise<ScenarioResult> {
   const { admin, cp } = plane;
   let profileDir: string | undefined;
   if (opts.profileDir) mkdirSync((profileDir = join(opts.profileDir, name)), { recursive: true });
   const procs = new Processes({ name, plane, opts }, profileDir);
-  let tracker: Tracker | undefined;
+  const tracker = new Tracker(admin);
   try {
-    const setup = await setUp(plane, opts, topology, sources);
-    // What HNC must reach: the topology, plus the other namespaces it manages here (roots).
-    const parent = new Map(topology.parent);
-    for (const ns of ['default', 'bench-floor']) parent.set(ns, undefined);
-    const expected = expectedState(parent, sources);
-    tracker = new Tracker(admin);
-    await tracker.start();
-    tracker.expect(expected);
-    const run: TopologyRun = {
-      name,
-      opts,
-      plane,
-      admin,
-      tracker,
-      topology,
-      sources,
-      parent,
-      expected,
-      descendants: descendants(parent, topology.root),
-      hnc: await procs.next(),
-      pids: () => ({ ...Plane.pidsOf(cp), hnc: run.hnc.pid }),
-    };
-    const cold = await coldStart(run, procs);
-    // Steady state: nothing changes; how much does HNC hold and burn?
-    const cpuPercentAfterColdStart = await idleCpu(run.hnc, opts.coldSteadyMs);
-    const steadyMemory = afterGc(memory(await run.hnc.stats(), run.hnc.baseline), await run.hnc.collected());
-    if (profileDir)
-      log(`${name}: heap snapshot at steady state: ${(await run.hnc.heapSnapshot(join(profileDir, 'steady-state.heapsnapshot'))).file}`);
-    const warm = await warmRestart(run, procs);
-    const cpuPercentAfterWarmRestart = await idleCpu(run.hnc, opts.steadyMs);
-    const base = (memoryAfterWarmRestart: ScenarioResult['steadyState']['memoryAfterWarmRestart']): ScenarioResult => ({
-      topology: name,
-      shape,
-      controlPlaneStartSeconds: round(cp.startSeconds, 2),
-      sharedPlane: shared,
-      setup,
-      floor: plane.floor,
-      coldStart: cold,
-      steadyState: {
-        seconds: opts.steadyMs / 1000,
-        cpuPercentAfterColdStart,
-        memory: steadyMemory,
-        cpuPercentAfterWarmRestart,
-        memoryAfterWarmRestart,
-      },
+    const { run, shape, setup } = await prepare(name, opts, plane, procs, tracker);
+    const coldStarted = await coldStart(run, procs);
+    const { steady, warm } = await steadyThenWarm(run, procs, profileDir);
+    const result = (memoryAfterWarmRestart: ScenarioResult['steadyState']['memoryAfterWarmRestart']): ScenarioResult => ({
+      ...{ topology: name, shape, controlPlaneStartSeconds: round(cp.startSeconds, 2), sharedPlane: shared, setup, floor: plane.floor },
+      coldStart: coldStarted,
+      steadyState: { ...steady, memoryAfterWarmRestart },
       warmRestart: warm,
       versions: { kubernetes: plane.version, binaries: cp.binaries.source.split('/').pop() ?? cp.binaries.source },
       leftoverProcesses: [],
     });
-    if (opts.coldOnly) return base(memory(await run.hnc.stats(), run.hnc.baseline));
+    if (opts.coldOnly) return result(memory(await run.hnc.stats(), run.hnc.baseline));
     const propagation = await propagationTrials(run);
     const move = await subtreeMoves(run);
     const memoryAfter = afterGc(memory(await run.hnc.stats(), run.hnc.baseline), await run.hnc.collected());
     const webhooks = opts.webhooksFor(name) ? await webhookPhase(run, procs) : undefined;
-    return { ...base(memoryAfter), propagation, move, ...(webhooks ? { webhooks } : {}) };
+    return { ...result(memoryAfter), propagation, move, ...(webhooks ? { webhooks } : {}) };
   } finally {
-    await tracker?.stop().catch(() => undefined);
+    await tracker.stop().catch(() => undefined);
     await procs.stopAll();
     // HNC's webhook configurations outlive it: remove them, so the next topology on this plane is not refused.
     for (const kind of [
