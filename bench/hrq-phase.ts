@@ -95,11 +95,17 @@ interface HrqRun {
 
 type StartExtra = { hrq?: boolean; leaderElection?: { id: string }; port?: number };
 
-/** A new HNC process, started with its webhooks (registered on the plane's webhook port). */
-async function startHnc(run: HrqRun, label: string, extra: StartExtra = {}) {
-  const { plane, opts } = run;
+/** A new HNC process, its code loaded (spawned before a timed start, so that node's start-up is not timed). */
+async function spawnHnc(run: HrqRun): Promise<HncProcess> {
   const hnc = await HncProcess.spawn();
   run.processes.push(hnc);
+  return hnc;
+}
+
+/** Starts HNC in `hnc` (a new process if none) with its webhooks, registered on the plane's webhook port. */
+async function startHnc(run: HrqRun, label: string, extra: StartExtra = {}, spawned?: HncProcess) {
+  const { plane, opts } = run;
+  const hnc = spawned ?? (await spawnHnc(run));
   const started = await hnc.start({
     kubeconfig: plane.identity.kubeconfigPath,
     webhooks: true,
@@ -153,9 +159,10 @@ async function coldStart(run: HrqRun) {
   const minimum = { singletons: singletonsMinimum, hrqStatus: run.hrqs.length, total: singletonsMinimum + run.hrqs.length };
   const floorSeconds = minimum.total / floor.writesPerSecond;
   log(`hrq: cold start (minimum ${minimum.total} writes, floor ${floorSeconds.toFixed(2)} s)`);
+  const next = await spawnHnc(run);
   const m0 = await scrape(admin);
   const t0 = performance.now();
-  const { hnc, started } = await startHnc(run, 'cold', { hrq: true });
+  const { hnc, started } = await startHnc(run, 'cold', { hrq: true }, next);
   const seconds = ((await run.tracker.whenConverged(run.opts.timeoutMs)) - t0) / 1000;
   await hnc.idle();
   const all = writeDelta(m0, await waitQuiet(admin, run.opts.quietMs));
@@ -193,9 +200,10 @@ async function warmRestart(run: HrqRun, previous: HncProcess) {
   const { admin } = run.plane;
   const rv0 = run.tracker.versions();
   await previous.stop();
+  const next = await spawnHnc(run);
   const m0 = await scrape(admin);
   const t0 = performance.now();
-  const { hnc } = await startHnc(run, 'warm', { hrq: true });
+  const { hnc } = await startHnc(run, 'warm', { hrq: true }, next);
   await hnc.idle();
   const seconds = (performance.now() - t0) / 1000;
   const warm = {
