@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import { arrivals, drive, windowsOf, type Sample, type Sent } from './webhook-load.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { localHttpsServers } from '../kube/testing-https.js';
+import { arrivals, directClient, drive, windowsOf, type Sample, type Sent } from './webhook-load.js';
 
 const ok = (name = 'review'): Sent => ({ name, denied: false, error: false });
 
@@ -111,5 +112,51 @@ describe('windowsOf', () => {
         load,
       ).maxInFlight,
     ).toBe(2);
+  });
+});
+
+describe('directClient', async () => {
+  const servers = await localHttpsServers('bench-direct-client');
+  afterEach(servers.close);
+  const targets = { root: 'root', leaves: ['a', 'b'], otherParent: 'other', copy: { namespace: 'a', name: 'r', from: 'root' } };
+
+  it('sends each review over kept-alive connections, at most the pool’s size, and reads the verdict', async () => {
+    const paths: string[] = [];
+    const { port, connections } = await servers.serve((req, res) => {
+      paths.push(req.url ?? '');
+      req.resume().on('end', () => {
+        // Only the namespace mutator allows; every other review is refused.
+        const allowed = req.url === '/mutate-namespace';
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'x', allowed } }));
+      });
+    });
+    const client = directClient(port, servers.caPem, targets, () => ({}), undefined, 4);
+    try {
+      const res = await client.run({ mode: 'closed', concurrency: 8 }, 70);
+      expect(res.requests).toBe(70);
+      expect(connections()).toBeLessThanOrEqual(4);
+      // The mix cycles through seven kinds of review: the first (the mutator) is allowed, 10 of 70.
+      const byRequest = Object.values(res.byRequest);
+      expect(byRequest.reduce((n, r) => n + r.errors, 0)).toBe(0);
+      expect(byRequest.reduce((n, r) => n + r.denied, 0)).toBe(60);
+      expect(paths.filter((p) => p === '/mutate-namespace')).toHaveLength(10);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('counts an answer other than 200, or none, as an error', async () => {
+    const { port } = await servers.serve((req, res) => {
+      if (req.url === '/mutate-namespace') req.socket.destroy();
+      else req.resume().on('end', () => res.writeHead(500).end('no'));
+    });
+    const client = directClient(port, servers.caPem, targets, () => ({}), undefined, 2);
+    try {
+      const res = await client.run({ mode: 'closed', concurrency: 2 }, 14);
+      expect(Object.values(res.byRequest).reduce((n, r) => n + r.errors, 0)).toBe(14);
+    } finally {
+      client.close();
+    }
   });
 });
