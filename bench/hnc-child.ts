@@ -143,11 +143,8 @@ async function handle(req: ChildRequest): Promise<unknown> {
               port: s.webhookPort,
               host: '127.0.0.1',
               endpoint: (port) => ({ url: `https://127.0.0.1:${s.registerPort ?? port}` }),
-              // HNC_BENCH_WEBHOOKS_ON_MAIN_THREAD=1: the reviews on the controller's thread (--webhooks-on-main-thread), to compare.
-              onMainThread: process.env.HNC_BENCH_WEBHOOKS_ON_MAIN_THREAD === '1',
-              // As the manager (RECONCILER_NICE); HNC_BENCH_RECONCILER_NICE to compare (0: off).
-              reconcilerNice:
-                process.env.HNC_BENCH_RECONCILER_NICE !== undefined ? Number(process.env.HNC_BENCH_RECONCILER_NICE) : RECONCILER_NICE,
+              // The shipped defaults, as the image runs the manager.
+              reconcilerNice: RECONCILER_NICE,
             }
           : false,
         hrq: s.hrq ? { syncIntervalMs: 60_000 } : undefined,

@@ -8,7 +8,7 @@
 // minus the one path only ours serves. Its flags: HNC's user guide,
 // https://github.com/kubernetes-sigs/hierarchical-namespaces/tree/master/docs/user-guide/how-to.md.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,7 +25,6 @@ import { mutatingConfiguration, validatingConfiguration, type ConfigurationInput
 import type { ChildStats, StartRequest } from './hnc-child.js';
 import type { Controller, StartResult } from './hnc-process.js';
 import { sleep } from './util.js';
-import { placeInCpuGroup } from './cgroups.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const NAMESPACE = MANAGER_SERVICE_ACCOUNT.namespace;
@@ -100,29 +99,6 @@ function procStats(pid: number | undefined): Pick<ChildStats, 'rss' | 'maxRss' |
   }
 }
 
-/** CPU and run-queue wait (ms) of all of a process's threads, summed (Linux /proc/PID/task/TID/schedstat). */
-function processSchedule(pid: number | undefined): { cpuMs: number; runQueueMs: number } | undefined {
-  if (!pid) return undefined;
-  try {
-    let cpu = 0;
-    let wait = 0;
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      let line: string;
-      try {
-        line = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8');
-      } catch {
-        continue; // the thread ended meanwhile
-      }
-      const [run, queued] = line.split(' ');
-      cpu += Number(run);
-      wait += Number(queued);
-    }
-    return { cpuMs: cpu / 1e6, runQueueMs: wait / 1e6 };
-  } catch {
-    return undefined;
-  }
-}
-
 /** The kinds HNCConfiguration propagates (RBAC's two always): the objects webhook's rules, as ours derives them. */
 async function objectRules(client: KubeClient): Promise<ObjectRule[]> {
   const byGroup = new Map<string, Set<string>>([['rbac.authorization.k8s.io', new Set(['roles', 'rolebindings'])]]);
@@ -156,8 +132,6 @@ export class GoHncProcess implements Controller {
   private child?: ChildProcess;
   private exited?: Promise<void>;
   private metricsPort = 0;
-  /** Where the scheduling figures count from (the last stats(true)). */
-  private mark?: { at: number; cpuMs: number; runQueueMs: number };
   private certDir?: string;
   /** There is no process before start() (a Go binary starts at once): its "baseline" is nothing. */
   readonly baseline: ChildStats = EMPTY;
@@ -214,7 +188,6 @@ export class GoHncProcess implements Controller {
       env: { ...process.env, TMPDIR: this.certDir },
     });
     closeSync(out);
-    placeInCpuGroup('controller', child.pid);
     this.child = child;
     this.exited = new Promise((r) => child.once('exit', () => r()));
     let gone = false;
@@ -275,31 +248,10 @@ export class GoHncProcess implements Controller {
     }
   }
 
-  /**
-   * With resetEventLoop, the scheduling figures start again from now. In the rows of our admission
-   * thread the report then shows the whole Go process's (its reviews run on goroutines over all its
-   * threads): CPU, and time its threads waited for a core, summed over them.
-   */
-  async stats(resetEventLoop = false): Promise<ChildStats> {
+  /** Memory and CPU from /proc, writes and Go's heap from its metrics (there is no event loop to report). */
+  async stats(): Promise<ChildStats> {
     const proc = procStats(this.child?.pid);
     if (!this.child || this.child.exitCode !== null) return { ...EMPTY, ...proc };
-    const sched = processSchedule(this.child.pid);
-    const now = performance.now();
-    const since = this.mark;
-    if (resetEventLoop && sched) this.mark = { at: now, ...sched };
-    const process =
-      since && sched
-        ? {
-            admissionEventLoop: {
-              ...EMPTY.eventLoop,
-              gcMaxMs: NaN,
-              gcTotalMs: NaN,
-              wallMs: now - since.at,
-              cpuMs: sched.cpuMs - since.cpuMs,
-              runQueueMs: sched.runQueueMs - since.runQueueMs,
-            },
-          }
-        : {};
     const text = await this.scrape().catch(() => '');
     const { sums } = sumMetrics(text, ['rest_client_requests_total'], (_, labels) =>
       WRITE_METHODS.has(/method="([A-Z]+)"/.exec(labels)?.[1] ?? ''),
@@ -312,7 +264,6 @@ export class GoHncProcess implements Controller {
       heapTotal: heap.go_memstats_heap_sys_bytes!,
       // SubjectAccessReviews (its hierarchy webhook's) are POSTs too: counted here, as client-go counts them.
       writesTotal: sums.rest_client_requests_total!,
-      ...process,
     };
   }
 

@@ -6,13 +6,9 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildCall, ChildStats, StartRequest } from './hnc-child.js';
-import { benchNodeEnv, benchNodeFlags } from './node-flags.js';
+import { shippedNodeEnv, shippedNodeFlags } from './node-flags.js';
 import type { GeneratorStats, LoadGeneratorCall, LoadGeneratorData } from './load-generator.js';
 import type { Load, LatencyResult } from './webhook-load.js';
-import { CertificateAuthority } from '../kube/pki.js';
-import { placeInCpuGroup, type GroupName } from './cgroups.js';
-import { raiseGenerator } from './realtime.js';
-import { log } from './util.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 // Under node_modules/.cache: never linted nor committed, and the bundle's imports resolve from there.
@@ -56,10 +52,10 @@ export function bundle(name: string): Promise<{ file: string; execArgv: string[]
 }
 
 /** The HNC process runs with the image's node flags and allocator settings (bench/node-flags.ts). */
-const HNC_NODE_FLAGS = benchNodeFlags();
-const HNC_NODE_ENV = benchNodeEnv();
+export const HNC_NODE_FLAGS = shippedNodeFlags();
+export const HNC_NODE_ENV = shippedNodeEnv();
 
-export const buildChild = () => Promise.all([bundle('hnc-child'), bundle('load-generator')]);
+export const buildChild = () => Promise.all([bundle('hnc-child'), bundle('load-generator'), bundle('review-floor-server')]);
 
 const HAS_SETPRIV = (() => {
   try {
@@ -78,20 +74,19 @@ export function killAllChildren(): void {
 
 /**
  * Starts one of the benchmark's child processes: through setpriv's parent-death signal (a child
- * busy on its one thread would not notice the benchmark's end, and must not outlive it), in its
- * CPU group, and tracked so that an interrupted run can end it.
+ * busy on its one thread would not notice the benchmark's end, and must not outlive it), tracked
+ * so that an interrupted run can end it.
  */
-function spawnChild(argv: string[], group: GroupName, options: SpawnOptions): ChildProcess {
+export function spawnChild(argv: string[], options: SpawnOptions): ChildProcess {
   const [cmd, args] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'SIGKILL', '--', process.execPath, ...argv]] : [process.execPath, argv];
   const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], ...options });
-  placeInCpuGroup(group, child.pid);
   live.add(child);
   child.once('exit', () => live.delete(child));
   return child;
 }
 
 /** Ends a child by closing its IPC channel (each exits on disconnect), killing it if it has not gone after `graceMs`. */
-async function endChild(child: ChildProcess, graceMs: number): Promise<void> {
+export async function endChild(child: ChildProcess, graceMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const gone = new Promise<void>((r) => child.once('exit', () => r()));
   child.disconnect();
@@ -129,12 +124,9 @@ export class LoadGenerator {
   static async start(data: LoadGeneratorData): Promise<LoadGenerator> {
     const { file, execArgv } = await bundle('load-generator');
     // Structured-clone IPC for the samples.
-    const child = spawnChild([...execArgv, file], 'load', { serialization: 'advanced' });
+    const child = spawnChild([...execArgv, file], { serialization: 'advanced' });
     const g = new LoadGenerator(child);
     await g.call({ type: 'init', data });
-    // After init; the runs report the policy its event loop's thread got.
-    const raised = raiseGenerator(child.pid);
-    if (raised && !raised.applied) log(`--generator-realtime: ${raised.reason}; the load generator runs at the normal policy`);
     return g;
   }
 
@@ -158,45 +150,6 @@ export class LoadGenerator {
 
   async stop(): Promise<void> {
     if (!this.exited) await endChild(this.child, 5_000);
-  }
-}
-
-/**
- * The review floor (docs/benchmarks.md, "The review floor"): a bare TLS server on a worker thread
- * (bench/admission-cpu-server.ts, `fixed`) that reads each request to its end and writes one fixed
- * allowed review, with no HTTP layer, no decoding and no deciding. It runs with HNC's node flags,
- * in HNC's CPU group, so the same load against it shows what this machine gives a review that
- * costs nothing (TLS, loopback, the wake-ups, a core), measured in the same run as HNC's figures.
- */
-export class ReviewFloorServer {
-  private constructor(
-    private readonly child: ChildProcess,
-    readonly port: number,
-    readonly ca: string,
-  ) {}
-
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
-  static async start(): Promise<ReviewFloorServer> {
-    const ca = await CertificateAuthority.create('hnc-bench-review-floor');
-    const serving = await ca.issue({ commonName: 'review-floor', usage: 'server', ips: ['127.0.0.1'] });
-    const { file, execArgv } = await bundle('admission-cpu-server');
-    const argv = [...new Set([...execArgv, ...HNC_NODE_FLAGS]), file, '--thread'];
-    const child = spawnChild(argv, 'controller', { env: { ...process.env, ...HNC_NODE_ENV } });
-    const port = await new Promise<number>((resolve, reject) => {
-      child.once('message', (m: { t: string; port?: number }) =>
-        m.port ? resolve(m.port) : reject(new Error(`review floor: ${JSON.stringify(m)}`)),
-      );
-      child.once('exit', (code) => reject(new Error(`the review floor's server exited (code ${code})`)));
-      child.send({ t: 'start', cert: serving.cert, key: serving.key, size: 0, http: 'fixed' });
-    });
-    return new ReviewFloorServer(child, port, ca.certPem);
-  }
-
-  stop(): Promise<void> {
-    return endChild(this.child, 5_000);
   }
 }
 
@@ -250,7 +203,7 @@ export class HncProcess implements Controller {
     const extra = opts.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfileDir}`] : [];
     // Source maps are in the image's flags too; the bundle's are given by execArgv.
     const argv = [...new Set([...execArgv, ...HNC_NODE_FLAGS]), '--expose-gc', ...extra, file];
-    const child = spawnChild(argv, 'controller', { env: { ...process.env, ...HNC_NODE_ENV } });
+    const child = spawnChild(argv, { env: { ...process.env, ...HNC_NODE_ENV } });
     const p = new HncProcess(child);
     p.baseline = await p.ready;
     return p;

@@ -2,7 +2,6 @@
 // benchmark's event loop and garbage collections (its caches, the tracker's watches) nor HNC's run
 // on its thread, so its lateness is its own, and reported: how late each review was sent after its
 // scheduled time, its event-loop delay and the CPU it used.
-import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { directClient, quotaStatusReview, type LatencyResult, type Load, type LoadTargets } from './webhook-load.js';
 
@@ -28,33 +27,6 @@ export type LoadGeneratorRequest = { id: number } & LoadGeneratorCall;
 export interface GeneratorStats {
   clientEventLoop: { p50: number; p99: number; max: number };
   clientCpuPercent: number;
-  /** Milliseconds its thread was ready to run but waiting for a CPU (Linux), per second of the run. */
-  clientRunQueueMsPerS?: number;
-  /** Its thread's scheduling policy as the kernel reports it (Linux): `normal`, or `SCHED_FIFO N` with --generator-realtime. */
-  clientPolicy?: string;
-}
-
-/** This thread's nanoseconds waiting in the run queue (Linux: /proc/thread-self/schedstat); undefined elsewhere. */
-function runQueueNs(): number | undefined {
-  try {
-    const wait = Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]);
-    return Number.isFinite(wait) ? wait : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** This thread's policy from /proc/thread-self/stat (fields 40 rt_priority, 41 policy); undefined elsewhere. */
-function schedulingPolicy(): string | undefined {
-  try {
-    const stat = readFileSync('/proc/thread-self/stat', 'utf8');
-    // The command name (field 2) may hold spaces: count from after its closing parenthesis (field 3 on).
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const [priority, policy] = [Number(fields[40 - 3]), Number(fields[41 - 3])];
-    return policy === 0 ? 'normal' : policy === 1 ? `SCHED_FIFO ${priority}` : policy === 2 ? `SCHED_RR ${priority}` : `policy ${policy}`;
-  } catch {
-    return undefined;
-  }
 }
 
 const RESOLUTION_MS = 5;
@@ -82,17 +54,12 @@ async function handle(msg: LoadGeneratorRequest): Promise<unknown> {
   if (!client) throw new Error('the load generator was not initialised');
   loop.reset();
   const cpu0 = process.cpuUsage();
-  const wait0 = runQueueNs();
   const t0 = performance.now();
   const result: LatencyResult = msg.type === 'warm' ? await client.warm(msg.count) : await client.run(msg.load, msg.count, msg.keepSamples);
   const cpu = process.cpuUsage(cpu0);
-  const wait1 = runQueueNs();
-  const seconds = (performance.now() - t0) / 1000;
   const stats: GeneratorStats = {
-    ...(wait0 !== undefined && wait1 !== undefined ? { clientRunQueueMsPerS: (wait1 - wait0) / 1e6 / seconds } : {}),
     clientEventLoop: { p50: delay(loop.percentile(50)), p99: delay(loop.percentile(99)), max: delay(loop.max) },
     clientCpuPercent: (100 * (cpu.user + cpu.system)) / 1000 / (performance.now() - t0),
-    clientPolicy: schedulingPolicy(),
   };
   return { ...result, ...stats };
 }

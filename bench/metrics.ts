@@ -1,6 +1,6 @@
-// What the API server itself counts: writes by verb and resource (apiserver_request_total) and the
-// admission webhook latency it observes (apiserver_admission_webhook_admission_duration_seconds).
-// Writes are counted from here, not from the manager, so that nothing HNC does is missed.
+// What the API server itself counts: writes by verb and resource (apiserver_request_total); and
+// HNC's own histogram of its webhook answers. Writes are counted at the API server, not by the
+// manager, so that nothing HNC does is missed.
 import type { KubeClient } from '../kube/client.js';
 
 export const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY', 'DELETECOLLECTION']);
@@ -38,8 +38,6 @@ export interface Histogram {
 export interface Snapshot {
   at: number;
   requests: RequestCount[];
-  /** Webhook admission latency by webhook name (all operations, both webhook types). */
-  webhooks: Map<string, Histogram>;
 }
 
 const LABELS = /(\w+)="((?:[^"\\]|\\.)*)"/g;
@@ -52,12 +50,6 @@ function labelsOf(s: string): Record<string, string> {
 
 export function parseMetrics(text: string, at = performance.now()): Snapshot {
   const requests: RequestCount[] = [];
-  const webhooks = new Map<string, Histogram>();
-  const hist = (name: string) => {
-    let h = webhooks.get(name);
-    if (!h) webhooks.set(name, (h = { buckets: [], sum: 0, count: 0 }));
-    return h;
-  };
   for (const line of text.split('\n')) {
     if (line.startsWith('apiserver_request_total{')) {
       const close = line.lastIndexOf('}');
@@ -72,23 +64,9 @@ export function parseMetrics(text: string, at = performance.now()): Snapshot {
         dryRun: !!l.dry_run,
         count: Number(line.slice(close + 1)),
       });
-    } else if (line.startsWith('apiserver_admission_webhook_admission_duration_seconds_')) {
-      const close = line.lastIndexOf('}');
-      const l = labelsOf(line.slice(0, close));
-      if (!l.name) continue;
-      const v = Number(line.slice(close + 1));
-      const h = hist(l.name);
-      if (line.startsWith('apiserver_admission_webhook_admission_duration_seconds_bucket')) {
-        const le = l.le === '+Inf' ? Infinity : Number(l.le);
-        const b = h.buckets.find((x) => x.le === le);
-        if (b) b.count += v;
-        else h.buckets.push({ le, count: v });
-      } else if (line.startsWith('apiserver_admission_webhook_admission_duration_seconds_sum')) h.sum += v;
-      else if (line.startsWith('apiserver_admission_webhook_admission_duration_seconds_count')) h.count += v;
     }
   }
-  for (const h of webhooks.values()) h.buckets.sort((a, b) => a.le - b.le);
-  return { at, requests, webhooks };
+  return { at, requests };
 }
 
 export async function scrape(admin: KubeClient): Promise<Snapshot> {
@@ -160,27 +138,6 @@ export interface HistogramSummary {
   p99UpperMs: number;
 }
 
-export function webhookDelta(before: Snapshot, after: Snapshot): Record<string, HistogramSummary> {
-  const out: Record<string, HistogramSummary> = {};
-  for (const [name, h] of after.webhooks) {
-    const b = before.webhooks.get(name);
-    const count = h.count - (b?.count ?? 0);
-    if (count <= 0) continue;
-    const sum = h.sum - (b?.sum ?? 0);
-    const buckets = h.buckets.map((x) => ({ le: x.le, count: x.count - (b?.buckets.find((y) => y.le === x.le)?.count ?? 0) }));
-    const under = (q: number) => (buckets.find((x) => x.count >= q * count)?.le ?? Infinity) * 1000;
-    const at5 = buckets.find((x) => Math.abs(x.le - 0.005) < 1e-9)?.count;
-    out[name] = {
-      calls: count,
-      meanMs: (sum / count) * 1000,
-      within5ms: at5 === undefined ? NaN : at5 / count,
-      p50UpperMs: under(0.5),
-      p99UpperMs: under(0.99),
-    };
-  }
-  return out;
-}
-
 /** HNC's own view of its webhook latency: hnc_webhook_duration_seconds from its /metrics, all webhooks. */
 export async function hncWebhookHistogram(port: number): Promise<Histogram> {
   const res = await fetch(`http://127.0.0.1:${port}/metrics`);
@@ -202,7 +159,7 @@ export async function hncWebhookHistogram(port: number): Promise<Histogram> {
   return h;
 }
 
-/** Summary of the reviews between two readings of a histogram (bucket-bounded, like webhookDelta). */
+/** Summary of the reviews between two readings of a histogram (bounded by its buckets' edges). */
 export function histogramDelta(before: Histogram, after: Histogram): HistogramSummary {
   const count = after.count - before.count;
   const buckets = after.buckets.map((x) => ({ le: x.le, count: x.count - (before.buckets.find((y) => y.le === x.le)?.count ?? 0) }));

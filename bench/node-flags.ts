@@ -22,24 +22,3 @@ export function shippedNodeEnv(dockerfile = dockerfileText()): Record<string, st
   for (const m of dockerfile.matchAll(/^ENV (MALLOC_[A-Z_]+)=(\S+)$/gm)) env[m[1]!] = m[2]!;
   return env;
 }
-
-/**
- * The node flags of the benchmark's HNC process: the image's, or HNC_BENCH_NODE_FLAGS
- * (space-separated) to compare settings.
- */
-export function benchNodeFlags(): string[] {
-  const given = process.env.HNC_BENCH_NODE_FLAGS;
-  return given !== undefined ? given.split(' ').filter(Boolean) : shippedNodeFlags();
-}
-
-/** The allocator settings of the benchmark's HNC process: the image's, or HNC_BENCH_NODE_ENV (`NAME=value …`, empty for none). */
-export function benchNodeEnv(): Record<string, string> {
-  const given = process.env.HNC_BENCH_NODE_ENV;
-  if (given === undefined) return shippedNodeEnv();
-  return Object.fromEntries(
-    given
-      .split(' ')
-      .filter(Boolean)
-      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-  );
-}

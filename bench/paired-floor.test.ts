@@ -2,9 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { SelectorAnnotation } from '../core/api/constants.js';
 import { shouldPropagate } from '../core/propagation/decide.js';
 import { floorBody, median, pairPhase, summarizePairs, type PairedTrial } from './paired-floor.js';
-import { sourceBody } from './scenario.js';
 import { contentMark } from './tracker.js';
-import { SOURCE_KINDS } from './topology.js';
+import { SOURCE_KINDS, sourceBody } from './topology.js';
 
 describe('floorBody', () => {
   it('is the source content, labelled for the floor watch, and propagates nowhere', () => {

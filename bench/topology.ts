@@ -54,77 +54,67 @@ export function prng(seed: number): () => number {
   };
 }
 
-export function buildTopology(name: TopologyName, opts: BuildOptions): Topology {
-  const prefix = { wide: 'w', full: 'f', skewer: 's', org: 'o' }[name];
-  const parent = new Map<string, string | undefined>();
-  const order: string[] = [];
-  const width = String(opts.size).length;
-  let counter = 0;
-  const add = (p: string | undefined, label = 'n'): string => {
-    const ns = `${prefix}-${label}-${pad(counter++, width)}`;
-    parent.set(ns, p);
-    order.push(ns);
-    return ns;
+/** Adds a namespace under a parent (undefined: a root), named in creation order; returns its name. */
+type Add = (parent: string | undefined, label?: string) => string;
+/** What a shape gives the topology beyond its namespaces: the move subtree's other parent, and the inner sources' namespaces. */
+type Shape = { moveTarget: string; inner: string[] };
+
+/** A root and body−1 children. */
+function wide(add: Add, root: string, body: number): Shape {
+  const kids: string[] = [];
+  for (let i = 1; i < body; i++) kids.push(add(root));
+  return { moveTarget: kids[Math.floor(kids.length / 2)] ?? root, inner: [] };
+}
+
+/** A root, K children, K² grandchildren: the largest K that fits the body. */
+function full(add: Add, root: string, body: number): Shape {
+  const k = Math.max(1, Math.floor((-1 + Math.sqrt(4 * body - 3)) / 2));
+  const kids: string[] = [];
+  for (let i = 0; i < k; i++) kids.push(add(root));
+  for (const kid of kids) for (let j = 0; j < k; j++) add(kid);
+  return { moveTarget: kids[kids.length - 1]!, inner: kids.slice(0, 3) };
+}
+
+/** A chain, cut at maxChain deep. */
+function skewer(add: Add, root: string, body: number, maxChain: number): Shape {
+  const chain = [root];
+  for (let i = 1; i < Math.min(body, maxChain); i++) chain.push(add(chain[i - 1]));
+  const inner = [chain[1], chain[Math.floor(chain.length / 4)], chain[Math.floor(chain.length / 2)]];
+  return { moveTarget: chain[Math.floor(chain.length / 2)]!, inner: inner.filter((x): x is string => !!x && x !== root) };
+}
+
+/**
+ * An org chart: root -> divisions -> departments -> teams -> environments, fan-outs drawn
+ * unevenly (budgets split by squared random weights), depth at most 4 below the root.
+ */
+function org(add: Add, root: string, body: number, seed: number, order: string[], parent: Map<string, string | undefined>): Shape {
+  const rnd = prng(seed);
+  const grow = (p: string, budget: number, depth: number): void => {
+    if (budget <= 0) return;
+    if (depth >= 4) {
+      for (let i = 0; i < budget; i++) add(p);
+      return;
+    }
+    const k = Math.min(budget, depth === 0 ? 6 : 2 + Math.floor(rnd() * 9));
+    const kids: string[] = [];
+    for (let i = 0; i < k; i++) kids.push(add(p));
+    const rest = budget - k;
+    const weights = kids.map(() => rnd() ** 2 + 0.02);
+    const sum = weights.reduce((a, b) => a + b, 0);
+    const shares = weights.map((w) => Math.floor((rest * w) / sum));
+    let left = rest - shares.reduce((a, b) => a + b, 0);
+    for (let i = 0; left > 0; i = (i + 1) % k, left--) shares[i]!++;
+    kids.forEach((kid, i) => grow(kid, shares[i]!, depth + 1));
   };
-  const moveSize = Math.max(1, Math.min(opts.moveSize, Math.floor(opts.size / 2)));
-  const body = Math.max(2, opts.size - moveSize);
-  const root = add(undefined, 'root');
-  let moveTarget: string;
-  let inner: string[] = [];
+  grow(root, body - 1, 0);
+  const kids = order.filter((n) => parent.get(n) === root);
+  // The inner sources: in the three largest divisions.
+  const size = subtreeSizes(order, parent);
+  return { moveTarget: kids[kids.length - 1] ?? root, inner: [...kids].sort((a, b) => size.get(b)! - size.get(a)!).slice(0, 3) };
+}
 
-  if (name === 'wide') {
-    const kids: string[] = [];
-    for (let i = 1; i < body; i++) kids.push(add(root));
-    moveTarget = kids[Math.floor(kids.length / 2)] ?? root;
-  } else if (name === 'full') {
-    // root, K children, K² grandchildren: the largest K that fits the body.
-    const k = Math.max(1, Math.floor((-1 + Math.sqrt(4 * body - 3)) / 2));
-    const kids: string[] = [];
-    for (let i = 0; i < k; i++) kids.push(add(root));
-    for (const kid of kids) for (let j = 0; j < k; j++) add(kid);
-    moveTarget = kids[kids.length - 1]!;
-    inner = kids.slice(0, 3);
-  } else if (name === 'skewer') {
-    const depth = Math.min(body, opts.maxChain);
-    const chain = [root];
-    for (let i = 1; i < depth; i++) chain.push(add(chain[i - 1]));
-    moveTarget = chain[Math.floor(chain.length / 2)]!;
-    inner = [chain[1], chain[Math.floor(chain.length / 4)], chain[Math.floor(chain.length / 2)]].filter(
-      (x): x is string => !!x && x !== root,
-    );
-  } else {
-    // An org chart: root -> divisions -> departments -> teams -> environments, fan-outs drawn
-    // unevenly (budgets split by squared random weights), depth at most 4 below the root.
-    const rnd = prng(opts.seed ?? 42);
-    const grow = (p: string, budget: number, depth: number): void => {
-      if (budget <= 0) return;
-      if (depth >= 4) {
-        for (let i = 0; i < budget; i++) add(p);
-        return;
-      }
-      const k = Math.min(budget, depth === 0 ? 6 : 2 + Math.floor(rnd() * 9));
-      const kids: string[] = [];
-      for (let i = 0; i < k; i++) kids.push(add(p));
-      let rest = budget - k;
-      const weights = kids.map(() => rnd() ** 2 + 0.02);
-      const sum = weights.reduce((a, b) => a + b, 0);
-      const shares = weights.map((w) => Math.floor((rest * w) / sum));
-      let left = rest - shares.reduce((a, b) => a + b, 0);
-      for (let i = 0; left > 0; i = (i + 1) % k, left--) shares[i]!++;
-      kids.forEach((kid, i) => {
-        grow(kid, shares[i]!, depth + 1);
-        rest -= shares[i]!;
-      });
-    };
-    grow(root, body - 1, 0);
-    const kids = order.filter((n) => parent.get(n) === root);
-    moveTarget = kids[kids.length - 1] ?? root;
-    // The inner sources: in the three largest divisions.
-    const size = subtreeSizes(order, parent);
-    inner = [...kids].sort((a, b) => size.get(b)! - size.get(a)!).slice(0, 3);
-  }
-
-  // The move subtree: one namespace with children of ten each, hanging under the root at first.
+/** The move subtree: one namespace with children of ten each, hanging under the root at first; its root and size. */
+function moveSubtree(add: Add, root: string, moveSize: number): { moveRoot: string; made: number } {
   const moveRoot = add(root, 'mv');
   let made = 1;
   const level1: string[] = [];
@@ -136,8 +126,44 @@ export function buildTopology(name: TopologyName, opts: BuildOptions): Topology 
     add(level1[i]!, 'mv');
     made++;
   }
-  if (inner.length === 0) inner = [moveRoot];
-  return { name, namespaces: order, parent, root, moveRoot, moveParents: [root, moveTarget], moveSize: made, innerSourceNamespaces: inner };
+  return { moveRoot, made };
+}
+
+export function buildTopology(name: TopologyName, opts: BuildOptions): Topology {
+  const prefix = { wide: 'w', full: 'f', skewer: 's', org: 'o' }[name];
+  const parent = new Map<string, string | undefined>();
+  const order: string[] = [];
+  const width = String(opts.size).length;
+  let counter = 0;
+  const add: Add = (p, label = 'n') => {
+    const ns = `${prefix}-${label}-${pad(counter++, width)}`;
+    parent.set(ns, p);
+    order.push(ns);
+    return ns;
+  };
+  const moveSize = Math.max(1, Math.min(opts.moveSize, Math.floor(opts.size / 2)));
+  const body = Math.max(2, opts.size - moveSize);
+  const root = add(undefined, 'root');
+  const shape =
+    name === 'wide'
+      ? wide(add, root, body)
+      : name === 'full'
+        ? full(add, root, body)
+        : name === 'skewer'
+          ? skewer(add, root, body, opts.maxChain)
+          : org(add, root, body, opts.seed ?? 42, order, parent);
+  const { moveRoot, made } = moveSubtree(add, root, moveSize);
+  const inner = shape.inner.length ? shape.inner : [moveRoot];
+  return {
+    name,
+    namespaces: order,
+    parent,
+    root,
+    moveRoot,
+    moveParents: [root, shape.moveTarget],
+    moveSize: made,
+    innerSourceNamespaces: inner,
+  };
 }
 
 function subtreeSizes(order: string[], parent: Map<string, string | undefined>): Map<string, number> {
@@ -300,4 +326,30 @@ export function describe(t: Topology): { namespaces: number; depth: number; maxF
     if (k === 0) leaves++;
   }
   return { namespaces: t.namespaces.length, depth, maxFanOut, leaves, moveSize: t.moveSize };
+}
+
+/**
+ * A source's body; `updated`, the same source after an update trial's change, to one field its
+ * copies carry (`contentMark` in bench/tracker.ts reads it back), of the same size of write.
+ */
+export function sourceBody(kind: SourceKind, name: string, updated = false): Record<string, unknown> {
+  switch (kind) {
+    case 'roles':
+      return {
+        metadata: { name, labels: { bench: 'source' } },
+        rules: [{ apiGroups: [''], resources: ['pods', 'configmaps'], verbs: updated ? ['get', 'list'] : ['get', 'list', 'watch'] }],
+      };
+    case 'rolebindings':
+      return {
+        metadata: { name, labels: { bench: 'source' } },
+        // The roleRef is immutable: an update that changed it would delete and recreate every copy.
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `${name}-${updated ? 'editors' : 'readers'}` }],
+      };
+    case 'networkpolicies':
+      return {
+        metadata: { name, labels: { bench: 'source' } },
+        spec: { podSelector: {}, policyTypes: updated ? ['Ingress', 'Egress'] : ['Ingress'], ingress: [{ from: [{ podSelector: {} }] }] },
+      };
+  }
 }

@@ -1,5 +1,5 @@
 // Small helpers: a bounded-concurrency runner, percentiles, CPU time of processes, formatting.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 
 /** Runs `fn` over `items` with at most `concurrency` calls in flight; rejects on the first error. */
@@ -63,53 +63,41 @@ export function processCpuSeconds(pid: number | undefined): number | undefined {
 export type CpuSample = Record<string, number | undefined>;
 
 /**
- * Busy CPU seconds of the whole machine (every core), and the part of them stolen: time a virtual
- * CPU was ready but its hypervisor ran something else (no process here can use or avoid it), in
- * all and per core, from /proc/stat (in ticks of 10 ms).
+ * Busy CPU seconds of the whole machine (every core), from /proc/stat; time the hypervisor stole
+ * from a virtual CPU is not counted as busy.
  */
-function machineBusySeconds(): { busy: number; steal: number; stealByCpu: number[] } | undefined {
+function machineBusySeconds(): number | undefined {
   try {
-    const rows = readFileSync('/proc/stat', 'utf8')
-      .split('\n')
-      .filter((l) => l.startsWith('cpu'))
-      .map((l) => l.trim().split(/\s+/));
-    // user nice system idle iowait irq softirq steal ...
-    const f = rows[0]!.slice(1).map(Number);
-    const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
-    const stealByCpu = rows.slice(1).map((r) => Number(r[8]) / ticksPerSecond());
-    return { busy: (total - f[3]! - f[4]!) / ticksPerSecond(), steal: f[7]! / ticksPerSecond(), stealByCpu };
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+    // cpu user nice system idle iowait irq softirq steal ...
+    const f = line.trim().split(/\s+/).slice(1, 8).map(Number);
+    return (f.reduce((a, b) => a + b, 0) - f[3]! - f[4]!) / ticksPerSecond();
   } catch {
     return undefined;
   }
 }
-
-const isSteal = (key: string) => key === 'steal' || key.startsWith('steal:');
 
 export function sampleCpu(pids: Record<string, number | undefined>): CpuSample {
   const out: CpuSample = {};
   for (const [name, pid] of Object.entries(pids)) out[name] = processCpuSeconds(pid);
   const own = process.cpuUsage();
   out.bench = own.user / 1e6 + own.system / 1e6;
-  const m = machineBusySeconds();
-  out.machine = m?.busy;
-  out.steal = m?.steal;
-  m?.stealByCpu.forEach((s, i) => (out[`steal:cpu${i}`] = s));
+  out.machine = machineBusySeconds();
   return out;
 }
 
 /**
- * CPU seconds used by each process between two samples; `machine` is every core's busy time,
- * `steal` the part of it the hypervisor took (`steal:cpuN` on core N), and `others` what processes outside the benchmark
- * used meanwhile (contention: another job on the box).
+ * CPU seconds used by each process between two samples; `machine` is every core's busy time, and
+ * `others` what processes outside the benchmark used meanwhile (contention: another job on the box).
  */
 export function cpuDelta(a: CpuSample, b: CpuSample): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(b)) if (v !== undefined && a[k] !== undefined) out[k] = round(v - a[k]!, 2);
   if (out.machine !== undefined) {
     const ours = Object.entries(out)
-      .filter(([k]) => k !== 'machine' && !isSteal(k))
+      .filter(([k]) => k !== 'machine')
       .reduce((x, [, v]) => x + v, 0);
-    out.others = round(Math.max(0, out.machine - ours - (out.steal ?? 0)), 2);
+    out.others = round(Math.max(0, out.machine - ours), 2);
   }
   return out;
 }
@@ -127,22 +115,4 @@ export const mb = (bytes: number): number => round(bytes / (1024 * 1024), 1);
 export function log(line: string): void {
   const t = new Date().toISOString().slice(11, 19);
   process.stderr.write(`[bench ${t}] ${line}\n`);
-}
-
-/** Pids of running processes with this command name (from /proc), e.g. other kube-apiservers on the box. */
-export function processesNamed(comm: string): number[] {
-  const out: number[] = [];
-  try {
-    for (const d of readdirSync('/proc')) {
-      if (!/^\d+$/.test(d)) continue;
-      try {
-        if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() === comm) out.push(Number(d));
-      } catch {
-        // gone
-      }
-    }
-  } catch {
-    // no /proc
-  }
-  return out;
 }

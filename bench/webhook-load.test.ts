@@ -1,8 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { CertificateAuthority } from '../kube/pki.js';
-import { noopLogger } from '../kube/watch/logger.js';
-import { namespaceReview } from '../webhooks/testing.js';
-import { WebhookServer } from '../webhooks/server.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { localHttpsServers } from '../kube/testing-https.js';
 import { arrivals, directClient, drive, windowsOf, type Sample, type Sent } from './webhook-load.js';
 
 const ok = (name = 'review'): Sent => ({ name, denied: false, error: false });
@@ -118,38 +115,48 @@ describe('windowsOf', () => {
   });
 });
 
-describe('directClient', () => {
-  it('sends reviews to the webhook server over kept-alive connections, opening no more than its pool', async () => {
-    const ca = await CertificateAuthority.create('webhook-load-test');
-    const pair = await ca.issue({ commonName: 'webhook', usage: 'server', ips: ['127.0.0.1'] });
-    const server = new WebhookServer({
-      host: '127.0.0.1',
-      port: 0,
-      ...pair,
-      isReady: () => true,
-      logger: { ...noopLogger, info: () => undefined } as never,
+describe('directClient', async () => {
+  const servers = await localHttpsServers('bench-direct-client');
+  afterEach(servers.close);
+  const targets = { root: 'root', leaves: ['a', 'b'], otherParent: 'other', copy: { namespace: 'a', name: 'r', from: 'root' } };
+
+  it('sends each review over kept-alive connections, at most the pool’s size, and reads the verdict', async () => {
+    const paths: string[] = [];
+    const { port, connections } = await servers.serve((req, res) => {
+      paths.push(req.url ?? '');
+      req.resume().on('end', () => {
+        // Only the namespace mutator allows; every other review is refused.
+        const allowed = req.url === '/mutate-namespace';
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'x', allowed } }));
+      });
     });
-    server.route('/validate', (r) =>
-      r.uid.endsWith('3') ? { allowed: false, code: 403, reason: 'Forbidden', message: 'no' } : { allowed: true },
-    );
-    const port = await server.start();
-    const client = directClient(
-      port,
-      ca.certPem,
-      {} as never,
-      () => ({}),
-      (i) => ({ path: '/validate', name: 'review', body: namespaceReview(`u-${i}`) }),
-      2,
-    );
+    const client = directClient(port, servers.caPem, targets, () => ({}), undefined, 4);
     try {
-      const result = await client.run({ mode: 'closed', concurrency: 2 }, 20);
-      expect(result.requests).toBe(20);
-      expect(result.byRequest.review).toMatchObject({ denied: 2, errors: 0 });
-      expect(result.newConnections).toBe(2);
-      expect(result.clientWait?.n).toBe(20);
+      const res = await client.run({ mode: 'closed', concurrency: 8 }, 70);
+      expect(res.requests).toBe(70);
+      expect(connections()).toBeLessThanOrEqual(4);
+      // The mix cycles through seven kinds of review: the first (the mutator) is allowed, 10 of 70.
+      const byRequest = Object.values(res.byRequest);
+      expect(byRequest.reduce((n, r) => n + r.errors, 0)).toBe(0);
+      expect(byRequest.reduce((n, r) => n + r.denied, 0)).toBe(60);
+      expect(paths.filter((p) => p === '/mutate-namespace')).toHaveLength(10);
     } finally {
       client.close();
-      await server.stop();
+    }
+  });
+
+  it('counts an answer other than 200, or none, as an error', async () => {
+    const { port } = await servers.serve((req, res) => {
+      if (req.url === '/mutate-namespace') req.socket.destroy();
+      else req.resume().on('end', () => res.writeHead(500).end('no'));
+    });
+    const client = directClient(port, servers.caPem, targets, () => ({}), undefined, 2);
+    try {
+      const res = await client.run({ mode: 'closed', concurrency: 2 }, 14);
+      expect(Object.values(res.byRequest).reduce((n, r) => n + r.errors, 0)).toBe(14);
+    } finally {
+      client.close();
     }
   });
 });

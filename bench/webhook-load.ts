@@ -1,15 +1,11 @@
-// Webhook latency under concurrent load, two ways:
-// - direct: AdmissionReviews POSTed to HNC's webhook server over keep-alive HTTPS, timed by the
-//   client (the webhook's own latency, what the API server waits for);
-// - through the API server: dry-run requests that pass every HNC webhook without writing anything,
-//   timed end to end, with the API server's own webhook latency histogram alongside.
+// Webhook latency under load: AdmissionReviews POSTed straight to HNC's webhook server over
+// keep-alive HTTPS, as the API server sends them, timed by the client from each review's scheduled
+// send (the webhook's own latency, what the API server waits for).
 import { randomUUID } from 'node:crypto';
 import https from 'node:https';
-import type { KubeClient } from '../kube/client.js';
 import { pool, sleep, summarize, type Summary } from './util.js';
 import { prng } from './topology.js';
-import { collection, INHERITED_FROM } from './tracker.js';
-import { hierarchyConfigurationPath } from '../core/api/paths.js';
+import { INHERITED_FROM } from './tracker.js';
 
 const PATHS = {
   mutateNamespace: '/mutate-namespace',
@@ -51,9 +47,6 @@ export interface LatencyResult {
    * all the others, which are decided from memory.
    */
   bySubjectAccessReview: { with: Summary; without: Summary };
-  /** Direct reviews: time until each had a connection to go out on, and how many opened a new one. */
-  clientWait?: Summary;
-  newConnections?: number;
   /** Every request, when asked for (to cut a window out of the run). */
   samples?: Sample[];
 }
@@ -72,9 +65,6 @@ export type Sample = {
   late: number;
   denied: boolean;
   error: boolean;
-  /** Direct reviews: until the request had a connection (queued in the client, or connecting); whether that was a new one. */
-  waitMs?: number;
-  fresh?: boolean;
 };
 
 /** Open-loop send times (ms after the start): exponential gaps at `rate`/s from a fixed seed, the same pattern every run. */
@@ -171,12 +161,6 @@ export function summarizeSamples(samples: readonly Sample[], load: Load, seconds
       with: summarize(samples.filter((s) => s.name.includes(SAR)).map((s) => s.ms)),
       without: summarize(samples.filter((s) => !s.name.includes(SAR)).map((s) => s.ms)),
     },
-    ...(samples.some((s) => s.waitMs !== undefined)
-      ? {
-          clientWait: summarize(samples.filter((s) => s.waitMs !== undefined && !Number.isNaN(s.waitMs)).map((s) => s.waitMs!)),
-          newConnections: samples.filter((s) => s.fresh).length,
-        }
-      : {}),
   };
 }
 
@@ -382,43 +366,43 @@ function labelsParent(labels: Record<string, string>, _ns: string): string | und
  */
 export const DIRECT_POOL = 32;
 
-/**
- * One review POSTed over `agent`. waitMs: the time until the request had a connection to go out on
- * (a free keep-alive socket, or a new one connected and TLS-ready), what the client itself added
- * before the server could see it; fresh: whether that connection was opened for it.
- */
-function postReview(
-  agent: https.Agent,
-  port: number,
-  path: string,
-  body: string,
-): Promise<{ status: number; body: Buffer; waitMs: number; fresh: boolean }> {
-  const t0 = performance.now();
-  let waitMs = NaN;
-  let fresh = false;
+/** POSTs one review over `agent`: the answer's status and whether it allowed the request. */
+function postReview(agent: https.Agent, port: number, r: Review): Promise<{ status: number; allowed: boolean }> {
   return new Promise((resolve, reject) => {
     const req = https.request(
-      { host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: r.path,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(r.body) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), waitMs, fresh }));
         res.on('error', reject);
+        res.on('end', () => {
+          let allowed = false;
+          try {
+            allowed =
+              (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { response?: { allowed?: boolean } }).response?.allowed === true;
+          } catch {
+            allowed = false;
+          }
+          resolve({ status: res.statusCode ?? 0, allowed });
+        });
       },
     );
-    req.once('socket', (socket) => {
-      if (req.reusedSocket) waitMs = performance.now() - t0;
-      else {
-        fresh = true;
-        socket.once('secureConnect', () => (waitMs = performance.now() - t0));
-      }
-    });
     req.on('error', reject);
-    req.end(body);
+    req.end(r.body);
   });
 }
 
-/** A client for HNC's webhook server on 127.0.0.1:`port`, trusting HNC's own CA. */
+/**
+ * A client for HNC's webhook server on 127.0.0.1:`port`, trusting HNC's own CA: node's https with
+ * a keep-alive agent, as the API server keeps its connections to a webhook open.
+ */
 export function directClient(
   port: number,
   caPem: string,
@@ -429,21 +413,11 @@ export function directClient(
   poolSize = DIRECT_POOL,
 ) {
   const agent = new https.Agent({ keepAlive: true, maxSockets: poolSize, ca: caPem });
-  const post = async (r: Review) => {
-    const res = await postReview(agent, port, r.path, r.body);
-    let allowed = false;
-    try {
-      allowed = (JSON.parse(res.body.toString('utf8')) as { response?: { allowed?: boolean } }).response?.allowed === true;
-    } catch {
-      allowed = false;
-    }
-    return { allowed, status: res.status, waitMs: res.waitMs, fresh: res.fresh };
-  };
   const send = async (i: number): Promise<Sent> => {
     const r = generate ? generate(i) : reviews(targets, i, labelsOf);
     try {
-      const res = await post(r);
-      return { name: r.name, denied: !res.allowed, error: res.status !== 200, waitMs: res.waitMs, fresh: res.fresh };
+      const res = await postReview(agent, port, r);
+      return { name: r.name, denied: !res.allowed, error: res.status !== 200 };
     } catch {
       return { name: r.name, denied: false, error: true };
     }
@@ -453,60 +427,5 @@ export function directClient(
     warm: (n: number) => drive({ mode: 'closed', concurrency: poolSize }, Math.max(n, 4 * poolSize), send),
     run: (load: Load, count: number, keepSamples = false) => drive(load, count, send, keepSamples),
     close: () => agent.destroy(),
-  };
-}
-
-/** Dry-run requests through the API server: each passes HNC's webhooks and writes nothing. */
-export async function apiserverClient(client: KubeClient, targets: LoadTargets) {
-  const hcs = new Map<string, unknown>();
-  for (const leaf of targets.leaves.slice(0, 50)) hcs.set(leaf, await client.get(hierarchyConfigurationPath(leaf, 'hierarchy')));
-  const leaves = [...hcs.keys()];
-  const dry = { dryRun: 'All' };
-  const kinds: Array<{ name: string; run: (i: number) => Promise<unknown> }> = [
-    { name: 'namespace CREATE (dry run)', run: (i) => client.create('/api/v1/namespaces', { metadata: { name: `bench-dry-${i}` } }, dry) },
-    {
-      name: 'namespace PATCH labels (dry run)',
-      run: (i) =>
-        client.request('PATCH', `/api/v1/namespaces/${leaves[i % leaves.length]}`, {
-          body: { metadata: { labels: { team: `t${i % 5}` } } },
-          contentType: 'application/merge-patch+json',
-          query: dry,
-        }),
-    },
-    {
-      name: 'hierarchy PUT, new parent (dry run)',
-      run: (i) => {
-        const leaf = leaves[i % leaves.length]!;
-        const hc = structuredClone(hcs.get(leaf)) as { spec?: { parent?: string } };
-        hc.spec = { ...(hc.spec ?? {}), parent: targets.otherParent };
-        return client.replace(hierarchyConfigurationPath(leaf, 'hierarchy'), hc, dry);
-      },
-    },
-    {
-      name: 'Role CREATE (dry run)',
-      run: (i) =>
-        client.create(
-          collection('roles', leaves[i % leaves.length]),
-          { metadata: { name: `bench-dry-${i}` }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] },
-          dry,
-        ),
-    },
-  ];
-  const send = async (i: number): Promise<Sent> => {
-    const k = kinds[i % kinds.length]!;
-    let denied = false;
-    let error = false;
-    try {
-      await k.run(i);
-    } catch (err) {
-      const code = (err as { code?: number }).code;
-      if (code && code >= 400 && code < 500) denied = true;
-      else error = true;
-    }
-    return { name: k.name, denied, error };
-  };
-  return {
-    warm: (n: number) => drive({ mode: 'closed', concurrency: 8 }, n, send),
-    run: (load: Load, count: number) => drive(load, count, send),
   };
 }
