@@ -13,7 +13,13 @@ const BACKGROUND_RESOURCES = new Set(['leases']);
  * Access reviews are POSTs that store nothing: questions, not writes. HNC asks them (its own access
  * to each propagated kind before propagating it; the webhooks' permission checks).
  */
-const QUERY_RESOURCES = new Set(['selfsubjectaccessreviews', 'subjectaccessreviews', 'localsubjectaccessreviews', 'tokenreviews']);
+const QUERY_RESOURCES = new Set([
+  'selfsubjectaccessreviews',
+  'subjectaccessreviews',
+  'localsubjectaccessreviews',
+  'selfsubjectreviews',
+  'tokenreviews',
+]);
 const notAWrite = (resource: string) => BACKGROUND_RESOURCES.has(resource) || QUERY_RESOURCES.has(resource);
 
 export interface RequestCount {

@@ -74,8 +74,11 @@ describe('webhook limits on the real manager', () => {
           .catch(() => undefined),
       'the HNCConfiguration config',
     );
+    // No resourceVersion: the controller may write the object's status meanwhile, and a replace
+    // of a stale version would be refused as a conflict before the webhook is asked.
     const changed = {
       ...config,
+      metadata: { name: 'config' },
       spec: {
         ...config.spec,
         resources: [...(config.spec?.resources ?? []), { group: '../api/v1/namespaces/kube-system/secrets', resource: 'x' }],
