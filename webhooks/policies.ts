@@ -23,10 +23,10 @@ export const Policy = {
   copies: `propagated-copies.${GROUP}`,
 } as const;
 
-const API_VERSION = 'admissionregistration.k8s.io/v1';
+const ADMISSION_API_VERSION = 'admissionregistration.k8s.io/v1';
 const COLLECTIONS = {
-  policies: `/apis/${API_VERSION}/validatingadmissionpolicies`,
-  bindings: `/apis/${API_VERSION}/validatingadmissionpolicybindings`,
+  policies: `/apis/${ADMISSION_API_VERSION}/validatingadmissionpolicies`,
+  bindings: `/apis/${ADMISSION_API_VERSION}/validatingadmissionpolicybindings`,
 } as const;
 
 /** The policies and bindings the manager keeps, by kind, collection and name. */
@@ -77,7 +77,7 @@ export function namespaceLabelsPolicy(input: PolicyInput): Manifest {
   const L = lit(Label.includedNamespace);
   const suffix = lit(TREE_LABEL_SUFFIX);
   return {
-    apiVersion: API_VERSION,
+    apiVersion: ADMISSION_API_VERSION,
     kind: 'ValidatingAdmissionPolicy',
     metadata: { name: Policy.namespaceLabels },
     spec: {
@@ -139,7 +139,7 @@ export function copiesPolicy(input: PolicyInput): Manifest | undefined {
   const none = lit(ABSENT);
   const update = `request.operation == 'UPDATE' && variables.isCopy`;
   return {
-    apiVersion: API_VERSION,
+    apiVersion: ADMISSION_API_VERSION,
     kind: 'ValidatingAdmissionPolicy',
     metadata: { name: Policy.copies },
     spec: {
@@ -205,7 +205,7 @@ export function copiesPolicy(input: PolicyInput): Manifest | undefined {
 
 function binding(policy: string, matchResources?: Record<string, unknown>): Manifest {
   return {
-    apiVersion: API_VERSION,
+    apiVersion: ADMISSION_API_VERSION,
     kind: 'ValidatingAdmissionPolicyBinding',
     metadata: { name: policy },
     spec: { policyName: policy, validationActions: ['Deny'], ...(matchResources && { matchResources }) },
