@@ -15,6 +15,7 @@ import type { Logger } from '../kube/log.js';
 import { Metrics } from '../kube/metrics.js';
 import { trimYoungGenerationWhenIdle } from '../kube/young-generation.js';
 import { Webhooks } from '../webhooks/index.js';
+import { admissionDeletedCondition } from '../webhooks/kept-objects.js';
 import { whoAmI } from '../kube/identity.js';
 import { isManager, isOwnServiceAccount } from '../core/validation/manager.js';
 import { lowerThisThreadPriority } from './thread-priority.js';
@@ -147,6 +148,7 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       drainMs: opts.webhooks.drainMs,
       onMainThread: opts.webhooks.onMainThread,
       onFatal: opts.webhooks.onFatal,
+      onDeletedByAdmin: (deleted) => m.config.admissionDeleted(admissionDeletedCondition(deleted)),
       noPropagationLabels: opts.propagation?.noPropagationLabels,
       propagation: { context: (g, r) => m.config.context(g, r), propagatingKinds: () => m.config.propagatingKinds() },
       quotas,

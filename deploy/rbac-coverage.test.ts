@@ -19,6 +19,7 @@ import * as constants from '../core/api/constants.js';
 import { ENFORCED_TYPES, GROUP } from '../core/api/constants.js';
 import { readManifests, type Manifest } from '../kube/apply.js';
 import { AGGREGATED_ROLES, MANAGER_RBAC, MANAGER_SERVICE_ACCOUNT } from '../kube/install.js';
+import { Policy } from '../webhooks/policies.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PATHS_FILE = 'core/api/paths.ts';
@@ -46,6 +47,7 @@ const CRUD = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
 /** What propagating a kind takes: watch sources and copies everywhere, create, replace and delete copies. */
 const PROPAGATION = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
 const WEBHOOK_CONFIGURATIONS = ['hnc-validating-webhook-configuration', 'hnc-mutating-webhook-configuration'];
+const ADMISSION_POLICIES = Object.values(Policy);
 
 const NEEDS: Need[] = [
   {
@@ -119,6 +121,22 @@ const NEEDS: Need[] = [
     named: { names: WEBHOOK_CONFIGURATIONS, verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'] },
     clusterScoped: true,
     why: 'as above, for the namespace mutator',
+  },
+  {
+    group: 'admissionregistration.k8s.io',
+    resource: 'validatingadmissionpolicies',
+    verbs: ['create'],
+    named: { names: ADMISSION_POLICIES, verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'] },
+    clusterScoped: true,
+    why: 'the rules that need no forest, checked by the API server (webhooks/policies.ts): written, watched by name and removed as the configurations',
+  },
+  {
+    group: 'admissionregistration.k8s.io',
+    resource: 'validatingadmissionpolicybindings',
+    verbs: ['create'],
+    named: { names: ADMISSION_POLICIES, verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'] },
+    clusterScoped: true,
+    why: 'as above, their bindings (same names)',
   },
   {
     group: '',

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { Webhook } from '../core/api/constants.js';
 import type { Manifest } from '../kube/apply.js';
-import { mutatingConfiguration, notByManager, validatingConfiguration, type ConfigurationInput } from './configurations.js';
+import {
+  mutatingConfiguration,
+  NEEDS_THE_FOREST,
+  NEEDS_THE_MUTATOR,
+  notByManager,
+  validatingConfiguration,
+  WRITES_A_SOURCE,
+  type ConfigurationInput,
+} from './configurations.js';
 import { serviceAccountsGroup } from '../core/validation/manager.js';
 import { LOOKUP_CALLS } from './lookups.js';
 
@@ -29,7 +37,6 @@ describe('webhook configurations', () => {
     expect(rendered.map((w) => w.name).sort()).toEqual(
       [
         Webhook.namespaces.name,
-        Webhook.excludedNamespaces.name,
         Webhook.hierarchyConfigurations.name,
         Webhook.subnamespaceAnchors.name,
         Webhook.hncConfigurations.name,
@@ -42,9 +49,25 @@ describe('webhook configurations', () => {
         expression: "!(has(request.userInfo.groups) && 'system:serviceaccounts:hnc-system' in request.userInfo.groups)",
       });
     }
-    // The excluded-namespaces entry keeps its own condition as well (both must hold).
-    const excluded = rendered.find((w) => w.name === Webhook.excludedNamespaces.name)!;
-    expect(excluded.matchConditions?.map((c) => c.name)).toEqual(['not-hnc', 'changes-hnc-labels']);
+  });
+
+  it('call HNC only for what needs it: the namespace validator for the forest, the objects one for sources, failing open', () => {
+    const rendered = webhooks(validatingConfiguration(input)) as Array<Rendered & { failurePolicy: string; timeoutSeconds: number }>;
+    const ns = rendered.find((w) => w.name === Webhook.namespaces.name)!;
+    expect(ns.matchConditions?.map((c) => c.name)).toEqual(['not-hnc', 'needs-the-forest']);
+    expect(ns.matchConditions?.[1]?.expression).toBe(NEEDS_THE_FOREST);
+    expect(NEEDS_THE_FOREST).toContain("request.operation == 'DELETE'");
+    for (const key of ['hnc.x-k8s.io/subnamespace-of', 'hnc.x-k8s.io/grafted-by', 'hnc.x-k8s.io/managed-by'])
+      expect(NEEDS_THE_FOREST).toContain(`"${key}"`);
+    expect(ns.failurePolicy).toBe('Fail');
+    const objects = rendered.find((w) => w.name === Webhook.objects.name)!;
+    expect(objects.matchConditions?.map((c) => c.name)).toEqual(['not-hnc', 'writes-a-source']);
+    expect(objects).toMatchObject({ failurePolicy: 'Ignore', timeoutSeconds: 1 });
+    expect(WRITES_A_SOURCE).toContain("request.operation != 'DELETE'");
+    expect(WRITES_A_SOURCE).toContain('"hnc.x-k8s.io/inherited-from" in oldObject.metadata.labels');
+    // The HNC objects' validators still fail closed: they need the forest.
+    for (const name of [Webhook.hierarchyConfigurations.name, Webhook.subnamespaceAnchors.name, Webhook.hncConfigurations.name])
+      expect(rendered.find((w) => w.name === name)?.failurePolicy, name).toBe('Fail');
   });
 
   it('uses the group the validators check, for the namespace HNC runs in', () => {
@@ -55,8 +78,12 @@ describe('webhook configurations', () => {
     expect(objects.matchConditions?.[0]?.expression).toContain("'system:serviceaccounts:tenant-hnc' in request.userInfo.groups");
   });
 
-  it('still sends HNC’s own namespace writes to the mutator, which does not exempt it', () => {
-    for (const w of webhooks(mutatingConfiguration(input))) expect(w.matchConditions, w.name).toBeUndefined();
+  it('still sends HNC’s own namespace writes to the mutator, which does not exempt it, with a 1 s timeout', () => {
+    const [mutator] = webhooks(mutatingConfiguration(input)) as Array<Rendered & { failurePolicy: string; timeoutSeconds: number }>;
+    expect(mutator?.matchConditions).toEqual([{ name: 'needs-the-mutator', expression: NEEDS_THE_MUTATOR }]);
+    expect(mutator).toMatchObject({ failurePolicy: 'Ignore', timeoutSeconds: 1 });
+    expect(NEEDS_THE_MUTATOR).not.toContain('userInfo');
+    expect(NEEDS_THE_MUTATOR).toContain("request.operation == 'CREATE'");
   });
 
   it('refuses a namespace that could not be quoted safely into the expression', () => {

@@ -1,19 +1,25 @@
 // The webhook configurations, with HNC's names, and the reasoning behind each failure policy:
 // - The mutator only adds the included-namespace label, which the controller also adds: it may
-//   fail open (Ignore) and so never blocks namespace creation when HNC is down.
+//   fail open (Ignore) and so never blocks namespace creation when HNC is down; it is called only
+//   for creations, namespaces without the label and grafts, with a 1 s timeout.
 // - The namespace, hierarchy, anchor and HNCConfiguration validators fail closed (Fail): letting a
 //   cycle, an unsafe deletion or a takeover through is worse than a short refusal. The namespace
 //   validator skips excluded namespaces (kube-system and friends stay writable with HNC down);
-//   a second entry sees them only when a write sets, changes or removes HNC's labels there
-//   (matchConditions), so forged tree or included-namespace labels are refused as in HNC.
+//   forged tree or included-namespace labels there are refused by the API server (policies.ts).
 // - The objects validator matches only the kinds being propagated (rewritten as HNCConfiguration
-//   changes, unlike HNC's match-everything rule) and only included namespaces, with a short timeout.
+//   changes, unlike HNC's match-everything rule) and only included namespaces, and fails open with a
+//   1 s timeout: the copies' rules are the API server's own (webhooks/policies.ts), so it is called
+//   only for writes of sources (selector annotations, the overwrite check), never for copies or
+//   deletions.
+// - The namespace validator is called only for what needs the forest: deletions, and changes of
+//   subnamespace-of, grafted-by or an external managed-by (matchConditions); HNC's labels are
+//   checked by the API server (policies.ts), so plain namespace writes never wait on HNC.
 // - Every validator allows whatever HNC's own service accounts write (the identity core/validation
 //   calls isHncServiceAccount), so the API server skips those requests (matchConditions): the
 //   manager's copy, label and status writes never wait on, or load, its own webhook. The mutator is
 //   still called for them (it does not exempt HNC).
 import { serviceAccountsGroup, type ManagerIdentity } from '../core/validation/manager.js';
-import { GROUP, Label, TREE_LABEL_SUFFIX, Webhook, WebhookConfiguration } from '../core/api/constants.js';
+import { Annotation, GROUP, Label, MANAGED_BY_VALUE, Webhook, WebhookConfiguration } from '../core/api/constants.js';
 import { createHash } from 'node:crypto';
 import { isNotFound, type KubeClient } from '../kube/client.js';
 import { applyManifests, type Manifest } from '../kube/apply.js';
@@ -58,19 +64,37 @@ const notExcluded = (excluded: readonly string[]) => ({
   matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...excluded].sort() }],
 });
 
-/** A label only HNC may set: a tree label (matched as HNC does) or the included-namespace label. */
-const hncLabel = (k: string) => `(${k}.contains('${TREE_LABEL_SUFFIX}') || ${k} == '${Label.includedNamespace}')`;
+/** CEL: an annotation's value in the request's object or old object, or "(absent)" (no label or annotation value starts so). */
+const annotation = (obj: 'object' | 'oldObject', key: string) =>
+  `(${obj} != null && has(${obj}.metadata.annotations) && ${JSON.stringify(key)} in ${obj}.metadata.annotations ? ${obj}.metadata.annotations[${JSON.stringify(key)}] : '(absent)')`;
+const annotationChanges = (key: string) => `${annotation('object', key)} != ${annotation('oldObject', key)}`;
 
 /**
- * CEL: the request adds, changes or removes one of HNC's labels. Evaluated by the API server, so
- * ordinary writes to excluded namespaces never reach HNC (and never fail when it is down).
+ * CEL: a namespace request the namespace validator must judge from the forest: a deletion, a change
+ * of subnamespace-of or grafted-by, or a namespace handed to an external manager. Everything else it
+ * checks (HNC's labels) the API server checks itself (policies.ts), so other writes never call HNC.
  */
-export const CHANGES_HNC_LABELS = [
-  `(has(object.metadata.labels) && object.metadata.labels.exists(k, ${hncLabel('k')} && (request.operation == 'CREATE' ||`,
-  `!has(oldObject.metadata.labels) || !(k in oldObject.metadata.labels) || oldObject.metadata.labels[k] != object.metadata.labels[k])))`,
-  `|| (request.operation == 'UPDATE' && has(oldObject.metadata.labels) && oldObject.metadata.labels.exists(k, ${hncLabel('k')} &&`,
-  `(!has(object.metadata.labels) || !(k in object.metadata.labels))))`,
-].join(' ');
+export const NEEDS_THE_FOREST = [
+  `request.operation == 'DELETE'`,
+  annotationChanges(Annotation.subnamespaceOf),
+  annotationChanges(Annotation.graftedBy),
+  `!(${annotation('object', Annotation.managedBy)} in ['(absent)', '', ${JSON.stringify(MANAGED_BY_VALUE)}])`,
+].join(' || ');
+
+/** CEL: the mutator has something to do: a creation (it may label it), a namespace without the included label, a graft. */
+export const NEEDS_THE_MUTATOR = [
+  `request.operation == 'CREATE'`,
+  `!has(object.metadata.labels)`,
+  `!(${JSON.stringify(Label.includedNamespace)} in object.metadata.labels)`,
+  annotationChanges(Annotation.subnamespaceOf),
+].join(' || ');
+
+/** CEL: a write of a source (neither old nor new object is a copy), not a deletion: all the objects webhook still judges. */
+export const WRITES_A_SOURCE = [
+  `request.operation != 'DELETE'`,
+  `!(object != null && has(object.metadata.labels) && ${JSON.stringify(Label.inheritedFrom)} in object.metadata.labels)`,
+  `!(oldObject != null && has(oldObject.metadata.labels) && ${JSON.stringify(Label.inheritedFrom)} in oldObject.metadata.labels)`,
+].join(' && ');
 
 export function validatingConfiguration(input: ConfigurationInput): Manifest {
   const common = { sideEffects: 'None', admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent' };
@@ -84,27 +108,11 @@ export function validatingConfiguration(input: ConfigurationInput): Manifest {
       clientConfig: clientConfig(input.endpoint, Webhook.namespaces.path, input.caBundle),
       rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['namespaces'], scope: '*' }],
       namespaceSelector: notExcluded(input.excludedNamespaces),
-      matchConditions: [notHnc],
+      matchConditions: [notHnc, { name: 'needs-the-forest', expression: NEEDS_THE_FOREST }],
       failurePolicy: 'Fail',
       timeoutSeconds: 5,
       ...common,
     },
-    ...(input.excludedNamespaces.length === 0
-      ? []
-      : [
-          {
-            name: Webhook.excludedNamespaces.name,
-            clientConfig: clientConfig(input.endpoint, Webhook.excludedNamespaces.path, input.caBundle),
-            rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['namespaces'], scope: '*' }],
-            namespaceSelector: {
-              matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...input.excludedNamespaces].sort() }],
-            },
-            matchConditions: [notHnc, { name: 'changes-hnc-labels', expression: CHANGES_HNC_LABELS }],
-            failurePolicy: 'Fail',
-            timeoutSeconds: 5,
-            ...common,
-          },
-        ]),
     {
       name: Webhook.hierarchyConfigurations.name,
       clientConfig: clientConfig(input.endpoint, Webhook.hierarchyConfigurations.path, input.caBundle),
@@ -145,9 +153,10 @@ export function validatingConfiguration(input: ConfigurationInput): Manifest {
           scope: 'Namespaced',
         })),
       namespaceSelector: { matchLabels: { [Label.includedNamespace]: 'true' } },
-      matchConditions: [notHnc],
-      failurePolicy: 'Fail',
-      timeoutSeconds: 2,
+      matchConditions: [notHnc, { name: 'writes-a-source', expression: WRITES_A_SOURCE }],
+      // Fails open: the copies' rules are the API server's (policies.ts); a source's checks wait for HNC's next look.
+      failurePolicy: 'Ignore',
+      timeoutSeconds: 1,
       ...common,
     },
   ];
@@ -193,8 +202,9 @@ export function mutatingConfiguration(input: ConfigurationInput): Manifest {
         clientConfig: clientConfig(input.endpoint, Webhook.namespaceMutator.path, input.caBundle),
         rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['namespaces'], scope: '*' }],
         namespaceSelector: notExcluded(input.excludedNamespaces),
+        matchConditions: [{ name: 'needs-the-mutator', expression: NEEDS_THE_MUTATOR }],
         failurePolicy: 'Ignore',
-        timeoutSeconds: 2,
+        timeoutSeconds: 1,
         sideEffects: 'None',
         admissionReviewVersions: ['v1'],
         reinvocationPolicy: 'Never',
@@ -262,11 +272,15 @@ export async function applyConfigurations(
   input: ConfigurationInput,
   read: (path: string) => Promise<LiveConfiguration | undefined> = (path) =>
     client.get<LiveConfiguration>(path).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e))),
+  /** Paths not to write (deleted by an admin while this run kept them: webhooks/kept-objects.ts). */
+  skip: (path: string) => boolean = () => false,
 ): Promise<number> {
   const wanted: Manifest[] = [];
   for (const m of [mutatingConfiguration(input), validatingConfiguration(input)]) {
+    const path = m.kind === 'MutatingWebhookConfiguration' ? CONFIGURATION_PATHS.mutating : CONFIGURATION_PATHS.validating;
+    if (skip(path)) continue;
     const hash = createHash('sha256').update(JSON.stringify(m)).digest('hex').slice(0, 32);
-    const live = await read(m.kind === 'MutatingWebhookConfiguration' ? CONFIGURATION_PATHS.mutating : CONFIGURATION_PATHS.validating);
+    const live = await read(path);
     if (live?.metadata.annotations?.[HASH_ANNOTATION] === hash && contains(live.webhooks, m.webhooks)) continue;
     wanted.push({ ...m, metadata: { ...m.metadata, annotations: { [HASH_ANNOTATION]: hash } } });
   }

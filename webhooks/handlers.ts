@@ -16,7 +16,7 @@ import {
 } from '../core/validation/hierarchy-configuration.js';
 import { isGroupName, validateHncConfiguration, type ResourceResolver } from '../core/validation/hnc-configuration.js';
 import { mutateNamespace, type NamespaceInput } from '../core/validation/namespace-mutator.js';
-import { validateNamespace } from '../core/validation/namespace.js';
+import { validateNamespace, validateNamespaceName } from '../core/validation/namespace.js';
 import { validateObject } from '../core/validation/objects.js';
 import type { ResourceCheck } from './authz.js';
 import { isManager, type ManagerIdentity } from '../core/validation/manager.js';
@@ -56,8 +56,10 @@ export class AdmissionHandlers {
     return this.opts.hierarchy();
   }
 
+  /** Also refuses a name reserved by an external hierarchy (validateNamespaceName): the only forest check a plain creation gets. */
   mutateNamespace(r: AdmissionRequest): Decision {
-    return mutateNamespace(this.h, this.input<NamespaceInput>(r));
+    const input = this.input<NamespaceInput>(r);
+    return validateNamespaceName(this.h, input) ?? mutateNamespace(this.h, input);
   }
 
   namespace(r: AdmissionRequest): Promise<Decision> {

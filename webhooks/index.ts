@@ -5,7 +5,7 @@
 // class keeps what is the main thread's: certificates, the configurations and their repair, the
 // reachability probe, the HRQ decisions, stop.
 import type { ManagerIdentity } from '../core/validation/manager.js';
-import { Webhook, WebhookConfiguration } from '../core/api/constants.js';
+import { Webhook } from '../core/api/constants.js';
 import { isPropagating } from '../core/api/types.js';
 import { isNotFound, type KubeClient } from '../kube/client.js';
 import type { HierarchyCache } from '../kube/hierarchy-cache.js';
@@ -39,6 +39,7 @@ import { QuotaWebhooks } from './hrq.js';
 import { FORWARDED_PATH, type QuotaRouter } from './hrq-router.js';
 import type { QuotaCache } from '../kube/quota-cache.js';
 import { WebhookServer } from './server.js';
+import { AdminDeletions, applyPolicies, KEPT_OBJECTS, type KeptObject } from './kept-objects.js';
 
 export type { PropagationView } from './handlers.js';
 
@@ -82,6 +83,8 @@ export interface WebhookOptions {
   onMainThread?: boolean;
   /** The propagation options the objects webhook's conflict check reads (the admission thread gets them once). */
   noPropagationLabels?: ReadonlyArray<{ key: string; value: string }>;
+  /** Someone deleted a kept configuration or policy while this run kept it: it stays deleted until a restart (kept-objects.ts). */
+  onDeletedByAdmin?: (deleted: KeptObject[]) => void;
   /** The admission thread died: end the process (default), so that its liveness restarts it. */
   onFatal?: (err: Error) => void;
 }
@@ -97,7 +100,7 @@ export class Webhooks {
   private server?: WebhookServer;
   /** The worker serving the reviews (unless onMainThread). */
   private thread?: AdmissionThread;
-  /** Watches of the two configurations: a deletion or an edit is repaired at once. */
+  /** Watches of the kept objects (KEPT_OBJECTS, in order): an edit is repaired at once, a deletion recorded. */
   private watches: Array<Reflector<KubeObject & LiveConfiguration>> = [];
   private readonly stopper = new AbortController();
   private repairing?: Promise<void>;
@@ -106,6 +109,8 @@ export class Webhooks {
   private lastPass: Promise<void> = Promise.resolve();
   /** Configuration writes sent (each configuration written counts one). */
   configurationWrites = 0;
+  /** What an admin deleted while this run kept it: not written again until a restart. */
+  readonly adminDeletions = new AdminDeletions();
   private probeNonce?: string;
   private probeSeen = false;
   private certs?: InternalCertificates;
@@ -302,24 +307,32 @@ export class Webhooks {
     );
   }
 
-  /** Watches both configurations by name; any change or deletion queues a repair (written only if it differs). */
+  /**
+   * Watches every kept object by name; a change queues a repair (written only if it differs), a
+   * deletion by someone else once registered is recorded and left alone (kept-objects.ts).
+   */
   private watchConfigurations(): void {
-    const watch = (path: string, name: string) => {
+    const watch = (kept: KeptObject) => {
       const r = new Reflector<KubeObject & LiveConfiguration>({
         client: this.opts.client,
-        path,
-        fieldSelector: `metadata.name=${name}`,
-        name,
+        path: kept.collection,
+        fieldSelector: `metadata.name=${kept.name}`,
+        name: kept.name,
         logger: this.opts.logger,
       });
-      r.addHandler(() => this.repair());
+      r.addHandler((type) => {
+        if (type === 'DELETED' && this.adminDeletions.sawDeleted(kept.path)) {
+          this.opts.logger.warn(
+            { kind: kept.kind, name: kept.name },
+            'an admission object HNC keeps was deleted: not writing it back until HNC restarts',
+          );
+          this.opts.onDeletedByAdmin?.(this.adminDeletions.list());
+        } else this.repair();
+      });
       r.start();
       return r;
     };
-    this.watches = [
-      watch('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', WebhookConfiguration.validating),
-      watch('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', WebhookConfiguration.mutating),
-    ];
+    this.watches = KEPT_OBJECTS.map(watch);
   }
 
   /** One repair pass at a time; a change during a pass runs another; failures retry with backoff until stop. */
@@ -344,13 +357,13 @@ export class Webhooks {
     })().finally(() => (this.repairing = undefined));
   }
 
-  /** No repair running or due, and the watches hold both configurations (for tests). */
+  /** No repair running or due, and the watches hold every kept object not deleted by an admin (for tests). */
   get configurationsSettled(): boolean {
     return (
       !this.repairing &&
       !this.repairAgain &&
       this.watches.length > 0 &&
-      this.watches.every((w) => w.hasSynced() && w.store.list().length === 1)
+      this.watches.every((w, i) => w.hasSynced() && w.store.list().length === (this.adminDeletions.has(KEPT_OBJECTS[i]!.path) ? 0 : 1))
     );
   }
 
@@ -376,6 +389,17 @@ export class Webhooks {
         this.opts.logger.info({ path }, 'removed the webhook configuration');
       } catch (err) {
         if (!isNotFound(err)) this.opts.logger.warn({ path, err: (err as Error).message }, 'could not remove the webhook configuration');
+      }
+    }
+    // The policies point nowhere, and only this run wrote them: bindings first, then policies.
+    for (const kept of KEPT_OBJECTS.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy')).reverse()) {
+      try {
+        await this.opts.client.delete(kept.path);
+        this.configurationWrites++;
+        this.opts.logger.info({ path: kept.path }, 'removed the admission policy');
+      } catch (err) {
+        if (!isNotFound(err))
+          this.opts.logger.warn({ path: kept.path, err: (err as Error).message }, 'could not remove the admission policy');
       }
     }
   }
@@ -408,14 +432,20 @@ export class Webhooks {
     try {
       // Read fresh (a GET each), not from the watches: a cache a moment behind our own last write
       // would make a pass write the same configuration twice.
-      written = await applyConfigurations(this.opts.client, {
+      const input = {
         endpoint: this.opts.endpoint(this.port),
         caBundle: this.serving?.ca,
         excludedNamespaces: [...this.h.policy.excluded],
+        includedNamespaceRegex: this.h.policy.options.includedNamespaceRegex,
         objectRules: this.objectRules ?? [],
         manager: this.manager,
         hrq: this.opts.quotas !== undefined,
-      });
+      };
+      const skip = (path: string) => this.adminDeletions.has(path);
+      written = await applyConfigurations(this.opts.client, input, undefined, skip);
+      // The API server's own checks (policies.ts): the rules that hold while HNC is down.
+      written += await applyPolicies(this.opts.client, input, skip);
+      this.adminDeletions.arm();
     } catch (err) {
       this.opts.metrics?.apiWrites.inc({ verb: 'patch', result: 'error' });
       throw err;

@@ -98,6 +98,8 @@ export interface ConfigReconcilerDeps {
   types: PropagatedTypes;
   /** The kinds HNC's manager may not fully access (none if not given). */
   missingAccess?: (types: readonly ConfiguredType[], rid?: string) => Promise<MissingAccess[]>;
+  /** Conditions from outside the controller (an admission object an admin deleted: webhooks/kept-objects.ts). */
+  extraConditions?: () => readonly NamespaceCondition[];
   expectations?: WriteExpectations;
   /** Milliseconds from a monotonic clock (performance.now; a test's own clock). */
   now?: () => number;
@@ -151,6 +153,7 @@ export class ConfigReconciler {
     );
     const accessCondition = missingAccessCondition(missing);
     if (accessCondition) resolved.conditions.push(accessCondition);
+    resolved.conditions.push(...(this.deps.extraConditions?.() ?? []));
     let recheck: ReconcileResult = missing.length ? { requeueAfter: ACCESS_RECHECK_MS } : undefined;
     const summary = this.namespaceSummary();
     // A summary kept although the model moved on is computed again when its time comes.
@@ -239,6 +242,8 @@ export class ConfigController {
   /** The verbs each kind lacked at its last full check. */
   private readonly lacking = new Map<string, { verbs: string[]; at: number }>();
   private stopping = false;
+  /** Set by the webhooks when an admin deleted an admission object they keep (admissionDeleted). */
+  private admissionCondition?: NamespaceCondition;
 
   constructor(private readonly deps: ConfigDeps) {
     this.discovery = new Discovery(deps.client);
@@ -268,6 +273,7 @@ export class ConfigController {
         countsSettleInMs: () => Math.max(0, Math.ceil(this.lastCountChange + COUNTS_STILL_MS - performance.now())),
       },
       missingAccess: (types, rid) => this.missingAccess(types, rid),
+      extraConditions: () => (this.admissionCondition ? [this.admissionCondition] : []),
     });
     // A CRD that appears (or changes) may be a type the configuration names: resolve again soon.
     this.unsubscribeCrds = deps.cache.crds.addHandler(() => this.queue.addAfter(KEY, STATUS_DELAY_MS));
@@ -302,6 +308,22 @@ export class ConfigController {
     this.queue.add(KEY);
     this.timer = setInterval(() => this.queue.add(KEY), RESYNC_MS);
     this.timer.unref();
+  }
+
+  /**
+   * An admin deleted admission objects the webhooks keep (they stay deleted until a restart): a
+   * BadConfiguration condition on `config` while this run lasts, and a Warning Event on it.
+   */
+  admissionDeleted(condition: NamespaceCondition): void {
+    this.admissionCondition = condition;
+    this.queue.add(KEY);
+    const config = this.reflector.store.get(KEY);
+    if (config && this.deps.isLeader())
+      void this.deps.events.warn(
+        { apiVersion: API_VERSION, kind: Kind.HNCConfiguration, name: KEY, uid: config.metadata.uid },
+        condition.reason,
+        condition.message,
+      );
   }
 
   resyncAll(): void {

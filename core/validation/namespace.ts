@@ -98,6 +98,17 @@ function includedLabel(h: Hierarchy, name: string, labels: Labels, oldLabels: La
   return undefined;
 }
 
+/**
+ * The one check of a namespace creation without HNC's keys that needs the forest: a name reserved
+ * by an external hierarchy. The namespace validator is not called for such creations (it is called
+ * only for what needs the forest, webhooks/configurations.ts), so the mutator, which every
+ * creation calls and which fails open, makes it (HNC's own creations are exempt, as here).
+ */
+export function validateNamespaceName(h: Hierarchy, input: AdmissionInput<NamespaceInput>): Decision | undefined {
+  if (input.isHncServiceAccount || input.operation !== 'CREATE') return undefined;
+  return reservedName(h, input.object?.metadata?.name ?? input.name ?? '');
+}
+
 /** A name that an external namespace's tree labels use belongs to the external hierarchy (docs/behaviour.md §3.6). */
 function reservedName(h: Hierarchy, name: string): Decision | undefined {
   for (const ext of [...h.namespaceNames()].sort()) {

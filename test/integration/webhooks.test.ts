@@ -36,6 +36,9 @@ async function objectReviews(): Promise<number> {
   );
 }
 const denied = (webhook: string, message: string) => `admission webhook "${webhook}.hnc.x-k8s.io" denied the request: ${message}`;
+/** A refusal by one of HNC's ValidatingAdmissionPolicies (the API server itself): `<resource> "<name>" is forbidden: ` first. */
+const deniedByPolicy = (policy: string, forbidden: string, message: string) =>
+  `${forbidden} is forbidden: ValidatingAdmissionPolicy '${policy}.hnc.x-k8s.io' with binding '${policy}.hnc.x-k8s.io' denied request: ${message}`;
 const apply = (kubeconfig: string, obj: unknown) => kubectl(kubeconfig, ['apply', '-f', '-'], JSON.stringify(obj));
 const hc = (ns: string, parent: string) => ({
   apiVersion: 'hnc.x-k8s.io/v1alpha2',
@@ -142,9 +145,10 @@ describe('webhooks', () => {
     await eventually(() => cluster.admin.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${child}/roles/reader`), 'the copy');
     const del = await kubectl(cluster.kubeconfigPath, ['delete', 'role', 'reader', '-n', child]);
     expect(del.stderr).toContain(
-      denied(
-        'objects',
-        `roles.rbac.authorization.k8s.io "reader" is forbidden: cannot delete object propagated from namespace "${parent}"`,
+      deniedByPolicy(
+        'propagated-copies',
+        'roles.rbac.authorization.k8s.io "reader"',
+        `cannot delete object propagated from namespace "${parent}"`,
       ),
     );
     const edit = await kubectl(cluster.kubeconfigPath, ['label', 'role', 'reader', '-n', child, 'mine=yes']);
@@ -192,7 +196,9 @@ describe('webhooks', () => {
     const edit = await kubectl(cluster.kubeconfigPath, ['label', 'role', 'quiet', '-n', children[0]!, 'mine=yes']);
     expect(edit.code).toBe(1);
     expect(edit.stderr).toContain(`cannot modify object propagated from namespace "${parent}"`);
-    expect(await objectReviews()).toBeGreaterThan(before + during); // the edit was reviewed
+    // Refused by the API server's own policy: the webhook is not called for copies at all.
+    expect(edit.stderr).toContain("ValidatingAdmissionPolicy 'propagated-copies.hnc.x-k8s.io'");
+    expect(await objectReviews()).toBe(before + during);
   });
 
   it('refuses invalid selector annotations and two selectors at once', async () => {
@@ -260,15 +266,16 @@ describe('webhooks', () => {
     const forged = await kubectl(cluster.kubeconfigPath, ['label', 'namespace', 'kube-public', 'team-a.tree.hnc.x-k8s.io/depth=1']);
     expect(forged).toMatchObject({ code: 1 });
     expect(forged.stderr).toContain(
-      denied(
-        'excluded-namespaces',
-        'namespaces "kube-public" is forbidden: cannot set or modify tree label "team-a.tree.hnc.x-k8s.io/depth" in namespace "kube-public"; these can only be managed by HNC',
+      deniedByPolicy(
+        'namespace-labels',
+        'namespaces "kube-public"',
+        'cannot set or modify tree label "team-a.tree.hnc.x-k8s.io/depth" in namespace "kube-public"; these can only be managed by HNC',
       ),
     );
     const included = await kubectl(cluster.kubeconfigPath, ['label', 'namespace', 'kube-public', 'hnc.x-k8s.io/included-namespace=true']);
     expect(included).toMatchObject({ code: 1 });
     expect(included.stderr).toContain(
-      'namespaces "kube-public" is forbidden: you cannot enforce webhook rules on this unmanaged namespace using the "hnc.x-k8s.io/included-namespace" label',
+      'you cannot enforce webhook rules on this unmanaged namespace using the "hnc.x-k8s.io/included-namespace" label',
     );
     const ordinary = await kubectl(cluster.kubeconfigPath, ['label', 'namespace', 'kube-public', 'ordinary=yes', '--overwrite']);
     expect(ordinary.code).toBe(0);
@@ -291,46 +298,45 @@ describe('webhooks', () => {
     expect(JSON.stringify(namespaces.namespaceSelector)).toContain('kube-system');
   });
 
-  it('re-creates deleted webhook configurations within seconds, writing each once', async () => {
+  it('repairs edited webhook configurations and policies within seconds, writing each once', async () => {
     const wh = hnc.webhooks!;
     await eventually(async () => (wh.configurationsSettled ? true : undefined), 'the configurations to be in place');
     const writes = wh.configurationWrites;
-    const paths = [
-      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hnc-validating-webhook-configuration',
-      '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/hnc-mutating-webhook-configuration',
-    ];
-    const uids = await Promise.all(paths.map(async (p) => (await cluster.admin.get<{ metadata: { uid: string } }>(p)).metadata.uid));
+    const vwc = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hnc-validating-webhook-configuration';
+    const vap = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/namespace-labels.hnc.x-k8s.io';
     const t0 = performance.now();
-    for (const p of paths) await cluster.admin.delete(p);
-    const repairMs = await Promise.all(
-      paths.map((p, i) =>
-        eventually(
-          async () => {
-            const live = await cluster.admin.get<{ metadata: { uid: string } }>(p).catch(() => undefined);
-            return live && live.metadata.uid !== uids[i] ? performance.now() - t0 : undefined;
-          },
-          `${p} to be re-created`,
-          10_000,
-        ),
+    // An edit that would switch HNC's checks off: the namespace validator fails open, the policy only warns.
+    const live = await cluster.admin.get<{ webhooks: Array<{ failurePolicy: string }> }>(vwc);
+    await cluster.admin.replace(vwc, { ...live, webhooks: live.webhooks.map((w) => ({ ...w, failurePolicy: 'Ignore' })) });
+    const policy = await cluster.admin.get<{ spec: { failurePolicy: string } }>(vap);
+    await cluster.admin.replace(vap, { ...policy, spec: { ...policy.spec, failurePolicy: 'Ignore' } });
+    const repairMs = await Promise.all([
+      eventually(
+        async () =>
+          (await cluster.admin.get<{ webhooks: Array<{ failurePolicy: string; name: string }> }>(vwc)).webhooks.find(
+            (w) => w.name === 'namespaces.hnc.x-k8s.io',
+          )?.failurePolicy === 'Fail'
+            ? performance.now() - t0
+            : undefined,
+        'the configuration repaired',
+        10_000,
       ),
-    );
-    console.log(`webhook configurations re-created ${repairMs.map((ms) => `${ms.toFixed(0)} ms`).join(' and ')} after their deletion`);
-    // Guarding again: a cycle is refused.
-    const a = await cluster.namespace('repair-a');
-    const b = await cluster.namespace('repair-b');
-    await setParent(cluster.admin, b, a);
-    await eventuallyEqual(() => treeDepths(cluster.admin, b), { [b]: 0, [a]: 1 }, 'b under a');
-    const tryCycle = () => kubectl(cluster.kubeconfigPath, ['apply', '--dry-run=server', '-f', '-'], JSON.stringify(hc(a, b)));
-    await eventually(
-      async () => ((await tryCycle()).stderr.includes('illegal parent: cycle') ? true : undefined),
-      'the cycle to be refused',
-    );
-    // One write per configuration deleted, and none once the watches have seen them back.
+      eventually(
+        async () =>
+          (await cluster.admin.get<{ spec: { failurePolicy: string } }>(vap)).spec.failurePolicy === 'Fail'
+            ? performance.now() - t0
+            : undefined,
+        'the policy repaired',
+        10_000,
+      ),
+    ]);
+    console.log(`webhook configuration and policy repaired ${repairMs.map((ms) => `${ms.toFixed(0)} ms`).join(' and ')} after their edit`);
+    // One write per object edited, and none once the watches have seen them back.
     await eventually(async () => (wh.configurationsSettled ? true : undefined), 'the repair to settle');
     expect(wh.configurationWrites - writes).toBe(2);
   });
 
-  it('writes a deleted configuration once when registration passes overlap', async () => {
+  it('writes an edited configuration once when registration passes overlap', async () => {
     const wh = hnc.webhooks!;
     const settled = async () => (wh.configurationsSettled ? true : undefined);
     await eventually(settled, 'the configurations to be in place');
@@ -342,9 +348,9 @@ describe('webhooks', () => {
       mode: p.currentMode,
     }));
     const writes = wh.configurationWrites;
-    await cluster.admin.delete(
-      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hnc-validating-webhook-configuration',
-    );
+    const vwc = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hnc-validating-webhook-configuration';
+    const live = await cluster.admin.get<{ webhooks: Array<{ timeoutSeconds: number }> }>(vwc);
+    await cluster.admin.replace(vwc, { ...live, webhooks: live.webhooks.map((w) => ({ ...w, timeoutSeconds: 30 })) });
     // The watch's repair and two updates of the propagated kinds at once (as at a cold start, when
     // the kinds arrive while a repair runs): each pass reads what the one before it wrote.
     await Promise.all([wh.setPropagatedTypes(types), wh.setPropagatedTypes(types)]);
@@ -414,6 +420,60 @@ describe('webhooks', () => {
     }
   });
 
+  it('leaves deleted what an admin deleted, says so on the HNCConfiguration, and writes it again only when restarted', async () => {
+    const wh = hnc.webhooks!;
+    const settled = async () => (wh.configurationsSettled ? true : undefined);
+    await eventually(settled, 'the configurations to be in place');
+    const vwc = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hnc-validating-webhook-configuration';
+    const vap = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/propagated-copies.hnc.x-k8s.io';
+    const exists = (p: string) =>
+      cluster.admin.get(p).then(
+        () => true,
+        () => false,
+      );
+    const writes = wh.configurationWrites;
+    await cluster.admin.delete(vwc);
+    await cluster.admin.delete(vap);
+    type Config = { metadata: { uid: string }; status?: { conditions?: Array<{ type: string; reason: string; message: string }> } };
+    const condition = async () =>
+      (await cluster.admin.get<Config>('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config')).status?.conditions?.find(
+        (c) => c.reason === 'AdmissionObjectDeleted',
+      );
+    const cond = await eventually(condition, 'the condition on the HNCConfiguration', 30_000);
+    expect(cond.type).toBe('BadConfiguration');
+    expect(cond.message).toContain('ValidatingWebhookConfiguration hnc-validating-webhook-configuration');
+    expect(cond.message).toContain('ValidatingAdmissionPolicy propagated-copies.hnc.x-k8s.io');
+    const uid = (await cluster.admin.get<Config>('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config')).metadata.uid;
+    const event = await eventually(
+      async () =>
+        (
+          await cluster.admin.get<{ items: Array<{ reason: string; type: string; involvedObject: { uid?: string } }> }>(
+            '/api/v1/namespaces/default/events',
+          )
+        ).items.find((e) => e.reason === 'AdmissionObjectDeleted' && e.involvedObject.uid === uid),
+      'the Event',
+    );
+    expect(event.type).toBe('Warning');
+    // A registration pass (as when the propagated kinds change) writes everything else, not these.
+    const types = [...hnc.manager.config.propagators.values()].map((p) => ({
+      group: p.type.group,
+      resource: p.type.resource,
+      kind: p.type.kind,
+      mode: p.currentMode,
+    }));
+    await wh.setPropagatedTypes(types);
+    await eventually(settled, 'the passes to settle');
+    expect(await exists(vwc)).toBe(false);
+    expect(await exists(vap)).toBe(false);
+    expect(wh.configurationWrites).toBe(writes);
+    // A restart writes them again; the new run has no such condition.
+    await hnc.stop();
+    hnc = await startHncWithWebhooks('webhooks-restarted');
+    await eventually(async () => ((await exists(vwc)) && (await exists(vap)) ? true : undefined), 'both written again', 30_000);
+    await eventually(async () => ((await condition()) === undefined ? true : undefined), 'the condition gone', 30_000);
+    await waitForWebhooks(cluster.kubeconfigPath);
+  });
+
   it('with HNC stopped, objects of kinds not propagated and namespaces it excludes can still be changed', async () => {
     const ns = await cluster.namespace('while-down');
     stopped = true;
@@ -425,7 +485,8 @@ describe('webhooks', () => {
     // Only a change of HNC's labels there is sent to HNC, so that one still fails closed.
     const forged = await kubectl(cluster.kubeconfigPath, ['label', 'namespace', 'kube-public', 'team-a.tree.hnc.x-k8s.io/depth=1']);
     expect(forged.code).toBe(1);
-    expect(forged.stderr).toContain('failed calling webhook "excluded-namespaces.hnc.x-k8s.io"');
+    // HNC's labels are the API server's own check: refused while HNC is down, without calling it.
+    expect(forged.stderr).toContain("ValidatingAdmissionPolicy 'namespace-labels.hnc.x-k8s.io'");
     const hcRefused = await apply(cluster.kubeconfigPath, hc(ns, 'default'));
     expect(hcRefused.code).toBe(1); // HNC's own objects fail closed
   });

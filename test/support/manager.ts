@@ -11,6 +11,7 @@ import { createLogger } from '../../kube/log.js';
 import { mintUser } from '../../local-cluster/index.js';
 import { eventually, kubectl } from './cluster.js';
 import { WEBHOOK_PROBE_ANCHOR } from './hnc.js';
+import { Policy } from '../../webhooks/policies.js';
 
 export async function startManager(name: string, policy: PolicyOptions = {}): Promise<Manager> {
   const stateDir = inject('stateDir');
@@ -63,12 +64,13 @@ export async function waitForWebhooks(kubeconfigPath: string): Promise<void> {
   }, 'the webhooks to take effect');
 }
 
-/** Removes HNC's webhook configurations (left behind when an HNC process stops). */
+/** Removes HNC's webhook configurations and admission policies (left behind when an HNC process stops). */
 export async function removeWebhookConfigurations(): Promise<void> {
   const admin = await KubeClient.fromKubeconfig(inject('kubeconfig'));
   for (const kind of [
     'validatingwebhookconfigurations/hnc-validating-webhook-configuration',
     'mutatingwebhookconfigurations/hnc-mutating-webhook-configuration',
+    ...Object.values(Policy).flatMap((p) => [`validatingadmissionpolicybindings/${p}`, `validatingadmissionpolicies/${p}`]),
   ]) {
     await admin.delete(`/apis/admissionregistration.k8s.io/v1/${kind}`).catch(() => undefined);
   }
