@@ -34,7 +34,10 @@ NODE_VERSION="$("$NODE_BIN" --version)"
 NPM_VERSION="$("$NODE_BIN" "$NPM_DIR/bin/npm-cli.js" --version)"
 PAUSE_REF=localhost/hnc-pause:1
 BUSYBOX_REF=localhost/hnc-busybox:1
-BASE_REF="localhost/hnc-node-base:${NODE_VERSION#v}-npm${NPM_VERSION}-bookworm"
+# What the base adds to debootstrap's minbase: libatomic1, which Node.js's official Linux binaries
+# (22 and later) link against. The ref names the packages too, so a change of them rebuilds it.
+BASE_PACKAGES=libatomic1
+BASE_REF="localhost/hnc-node-base:${NODE_VERSION#v}-npm${NPM_VERSION}-bookworm-${BASE_PACKAGES//,/-}"
 has() { "${B[@]}" inspect --type image "$1" >/dev/null 2>&1; }
 scratch() { local dir="$1" ref="$2"; shift 2
   local c; c="$("${B[@]}" from scratch)"
@@ -83,12 +86,14 @@ if ! has "$BASE_REF"; then
   mirror="${mirror:-http://deb.debian.org/debian}"
   echo "node images: making the Node base image (debootstrap minbase bookworm from $mirror + node $NODE_VERSION, npm $NPM_VERSION) ..." >&2
   root="$work/base"
-  debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
+  debootstrap --variant=minbase --include="$BASE_PACKAGES" bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
   mkdir -p "$root/usr/lib/node_modules" "$root/home/node"
   cp "$NODE_BIN" "$root/usr/bin/node"
   cp -a "$NPM_DIR" "$root/usr/lib/node_modules/npm"
   ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$root/usr/bin/npm"
   ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$root/usr/bin/npx"
+  # The node must run in the image (its shared libraries there), not only on this machine.
+  chroot "$root" /usr/bin/node --version >/dev/null 2>"$work/node-check.log" || { cat "$work/node-check.log" >&2; die "node $NODE_VERSION does not run in the base image"; }
   # The node image's unprivileged user, uid 1000, as in the official image.
   echo 'node:x:1000:1000::/home/node:/bin/sh' >> "$root/etc/passwd"
   echo 'node:x:1000:' >> "$root/etc/group"
