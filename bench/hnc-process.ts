@@ -35,7 +35,7 @@ export function bundle(name: string): Promise<{ file: string; execArgv: string[]
           bundle: true,
           platform: 'node',
           format: 'esm',
-          target: 'node20',
+          target: 'node26',
           packages: 'external',
           sourcemap: 'linked',
           logLevel: 'error',

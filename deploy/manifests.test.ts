@@ -390,8 +390,19 @@ describe('the Dockerfile', () => {
     expect(() => shippedNodeFlags('ENTRYPOINT node start.js')).toThrow('exec form');
   });
 
-  it('uses Node 20 slim and runs as the pod user, numerically', () => {
-    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20(\.\d+)*-slim$/m);
+  it('asks in package.json for the pinned Node.js LTS line (.nvmrc), at most the pinned version', () => {
+    const pinned = readFileSync(join(ROOT, '.nvmrc'), 'utf8').trim().replace(/^v/, '').split('.').map(Number);
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
+    const m = /^>=(\d+)\.(\d+)$/.exec(pkg.engines.node);
+    expect(m).not.toBeNull();
+    expect(Number(m![1])).toBe(pinned[0]);
+    expect(Number(m![2])).toBeLessThanOrEqual(pinned[1]!);
+  });
+
+  it('uses the slim image of the pinned Node.js LTS (.nvmrc) and runs as the pod user, numerically', () => {
+    const major = readFileSync(join(ROOT, '.nvmrc'), 'utf8').trim().replace(/^v/, '').split('.')[0];
+    expect(major).toMatch(/^\d+$/);
+    expect(dockerfile).toMatch(new RegExp(`^ARG NODE_IMAGE=node:${major}(\\.\\d+)*-slim$`, 'm'));
     const user = /^USER (\d+)(?::(\d+))?$/m.exec(dockerfile);
     expect(user).not.toBeNull();
     expect(Number(user![1])).toBe(pod.securityContext?.runAsUser);

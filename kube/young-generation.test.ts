@@ -18,6 +18,8 @@ import {
 const MB = 1024 * 1024;
 const grown = 16 * MB;
 const idle = { youngBytes: grown, utilization: 0.01 };
+/** A young generation given back: V8 14 (Node 26) goes down to 256 KB once idle. */
+const small = SMALLEST_YOUNG_BYTES / 2;
 
 function lines() {
   const out: { msg: string; level: number }[] = [];
@@ -57,7 +59,7 @@ describe('TrimSchedule', () => {
       s.scavenged(grown, grown);
     }
     expect(s.next(idle)).toBe(false); // backing off
-    expect(s.next({ youngBytes: MB, utilization: 0 })).toBe(false);
+    expect(s.next({ youngBytes: small, utilization: 0 })).toBe(false);
     expect(s.next(idle)).toBe(true); // a new burst grew it again: asked at once
     s.scavenged(grown, 4 * MB);
     expect(s.next({ youngBytes: 4 * MB, utilization: 0 })).toBe(true);
@@ -79,25 +81,28 @@ describe('trimYoungGenerationWhenIdle', () => {
     const heap: ThreadHeap = {
       youngBytes: () => young,
       utilization: () => 0,
-      // As V8 does: the second scavenge after the burst finds the rate low and shrinks it.
+      // As V8 14 does: the second scavenge after the burst finds the rate low and shrinks it to
+      // 1 MB, the third to its smallest.
       scavenge: () => {
-        if (++scavenges === 2) young = MB;
+        scavenges++;
+        if (scavenges === 2) young = MB;
+        if (scavenges === 3) young = small;
       },
     };
     const trimmer = trimYoungGenerationWhenIdle({ logger, heap, intervalMs: 5 });
-    await expect.poll(() => young, { timeout: 5_000 }).toBe(MB);
+    await expect.poll(() => young, { timeout: 5_000 }).toBe(small);
     await new Promise((r) => setTimeout(r, 50));
     trimmer.stop();
-    expect(scavenges).toBe(2);
-    expect(out.filter((l) => l.msg === 'idle: young generation scavenged')).toHaveLength(2);
+    expect(scavenges).toBe(3);
+    expect(out.filter((l) => l.msg === 'idle: young generation scavenged')).toHaveLength(3);
   });
 });
 
 // A real node with the image's young-generation flags: a burst grows the young generation to its
-// maximum, and once idle the trimmer takes it back to its smallest size.
+// maximum, and once idle the trimmer takes it back, in steps, to its smallest size.
 const script = `
 import { getHeapSpaceStatistics } from 'node:v8';
-import { trimYoungGenerationWhenIdle } from './kube/young-generation.ts';
+import { SMALLEST_YOUNG_BYTES, trimYoungGenerationWhenIdle } from './kube/young-generation.ts';
 import { createLogger } from './kube/log.ts';
 const young = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
 const kept = new Array(20000);
@@ -105,7 +110,7 @@ for (let i = 0; i < 1e6; i++) kept[i % 20000] = { i, s: 'x' + i, a: [i, i] };
 const grown = young();
 const trimmer = trimYoungGenerationWhenIdle({ logger: createLogger({ level: 'silent' }), intervalMs: 200 });
 const t0 = Date.now();
-while (young() >= grown && Date.now() - t0 < 20000) await new Promise((r) => setTimeout(r, 50));
+while (young() > SMALLEST_YOUNG_BYTES && Date.now() - t0 < 30000) await new Promise((r) => setTimeout(r, 50));
 trimmer.stop();
 console.log(JSON.stringify({ grown, after: young(), kept: kept.length }));
 `;

@@ -1,12 +1,16 @@
 // Gives V8's young generation back once a thread is idle. The image runs node with a young
-// generation of up to 2 × 8 MB (--max-semi-space-size=8): a burst of writes (a propagation to
-// thousands of namespaces, a cold start) is collected with a quarter of the scavenges a 2 MB one
-// takes. V8 grows the young generation during such a burst but does not shrink it by itself while
-// nothing allocates; it shrinks it at a collection that finds the allocation rate low (under
-// 1 KB/ms). So when the thread has been idle for a while, this runs a scavenge of the (nearly
-// empty) young generation, and again an interval later until V8 finds the rate low (the second or third time): the
-// young generation goes back to its smallest size, and a small cluster's steady memory is that
-// of a 2 MB young generation (docs/benchmarks.md, "A young generation for bursts, given back when idle").
+// generation of up to 2 × 8 MB (--max-semi-space-size=8; V8 14's own limit lets it reach about
+// 56 MB): a burst of writes (a propagation to thousands of namespaces, a cold start) is collected
+// with a quarter of the scavenges a 2 MB one takes. V8 grows the young generation during such a
+// burst but does not shrink it by itself while nothing allocates: its memory reducer judges the
+// allocation rate from the samples of its collections, and with no collection after the burst
+// it keeps finding the burst's rate high. A scavenge that finds the rate low shrinks the young
+// generation, in steps (16 MB, then 1 MB, then its initial 2 × 256 KB), and V8 returns the freed
+// pages to the system a collection or two later. So when the thread has been idle for a while,
+// this runs a scavenge of the (nearly empty) young generation, and again an interval later until
+// it is back at its initial size (three to five intervals after a burst): a small cluster's steady
+// memory is that of the smallest young generation (docs/benchmarks.md, "A young generation for
+// bursts, given back when idle").
 // Needs node's --expose-gc (the image's ENTRYPOINT); without it, it says so once and does nothing.
 import { getHeapSpaceStatistics } from 'node:v8';
 import { performance } from 'node:perf_hooks';
@@ -16,8 +20,12 @@ import type { Logger } from './log.js';
 export const TRIM_INTERVAL_MS = 3_000;
 /** A thread busier than this share of an interval is not idle (its event loop's utilization). */
 export const IDLE_UTILIZATION = 0.05;
-/** A young generation (both semi-spaces) above this has grown since the start (V8's initial is 1-2 MB). */
-export const SMALLEST_YOUNG_BYTES = 2 * 1024 * 1024;
+/**
+ * A young generation (both semi-spaces) above this has grown since the start: V8 14 (Node 26)
+ * starts at 2 × 256 KB. A scavenge may leave 1 MB; the pages it freed go back to the system only
+ * as it is scavenged on, down to this.
+ */
+export const SMALLEST_YOUNG_BYTES = 512 * 1024;
 
 /** One look at the thread: its young generation's size and how busy its event loop was since the last look. */
 export interface YoungGenerationReading {

@@ -15,7 +15,7 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { ve
 const outfile = join(root, 'dist', 'kubectl-hns.mjs');
 const clientNodeEntry = join(root, 'kubectl-plugin', 'client-node.ts');
 
-const common = { bundle: true, platform: 'node', target: 'node20', minify: true, legalComments: 'eof', logLevel: 'warning' } as const;
+const common = { bundle: true, platform: 'node', target: 'node26', minify: true, legalComments: 'eof', logLevel: 'warning' } as const;
 
 // client-node's part, as a CommonJS module's text (its licences at its end).
 const deferred = await build({ ...common, entryPoints: [clientNodeEntry], format: 'cjs', write: false });

@@ -37,7 +37,7 @@ describe('the krew manifest template', () => {
     const m = parse(template) as Manifest;
     expect(m).toMatchObject({ apiVersion: 'krew.googlecontainertools.github.com/v1alpha2', kind: 'Plugin', metadata: { name: 'hns' } });
     expect(m.spec.shortDescription).not.toMatch(/[\r\n]/);
-    expect(m.spec.caveats).toContain('Node.js 20.19 or later');
+    expect(m.spec.caveats).toContain('Node.js 26.12 or later');
     expect(m.spec.platforms.map((p) => p.selector.matchLabels)).toEqual([{ os: 'linux' }, { os: 'darwin' }]);
     for (const p of m.spec.platforms) {
       expect(p).toMatchObject({

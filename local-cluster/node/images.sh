@@ -4,7 +4,8 @@
 #   pause.tar    the pod sandbox: a static C program that waits for a signal (cached);
 #   busybox.tar  the test pods' image: busybox-static and its applets (cached);
 #   hnc-ts.tar   the project's own Dockerfile, unchanged, built on a local Node base image
-#                (debootstrap minbase + this machine's `node` and npm; cached), with no network:
+#                (debootstrap minbase + the `node` on PATH, the pinned LTS in CI, and the npm on
+#                PATH; cached per Node and npm version), with no network:
 #                `npm ci` in the Dockerfile reads this machine's npm cache, mounted, offline.
 # Usage: images.sh OUT_DIR [HNC_IMAGE_REF]    (e.g. localhost/hnc-ts:e2e; without it, no HNC image)
 set -euo pipefail
@@ -25,10 +26,18 @@ mkdir -p "$STORE" "$OUT_DIR"
 B=(buildah --root "$STORE/storage" --runroot "$STORE/run" --storage-driver overlay)
 exec 8>"$STORE/.lock"
 flock 8
-NODE_VERSION="$(node --version)"
+# The node and npm on PATH (.ci/run puts the pinned LTS, scripts/node.sh, first), symlinks resolved.
+NODE_BIN="$(readlink -f "$(command -v node)")" || die "no node on PATH"
+NPM_DIR="$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")" || die "no npm on PATH"
+[ -f "$NPM_DIR/package.json" ] && [ -f "$NPM_DIR/bin/npm-cli.js" ] || die "npm on PATH is not an npm package folder: $NPM_DIR"
+NODE_VERSION="$("$NODE_BIN" --version)"
+NPM_VERSION="$("$NODE_BIN" "$NPM_DIR/bin/npm-cli.js" --version)"
 PAUSE_REF=localhost/hnc-pause:1
 BUSYBOX_REF=localhost/hnc-busybox:1
-BASE_REF="localhost/hnc-node-base:${NODE_VERSION#v}-bookworm"
+# What the base adds to debootstrap's minbase: libatomic1, which Node.js's official Linux binaries
+# (22 and later) link against. The ref names the packages too, so a change of them rebuilds it.
+BASE_PACKAGES=libatomic1
+BASE_REF="localhost/hnc-node-base:${NODE_VERSION#v}-npm${NPM_VERSION}-bookworm-${BASE_PACKAGES//,/-}"
 has() { "${B[@]}" inspect --type image "$1" >/dev/null 2>&1; }
 scratch() { local dir="$1" ref="$2"; shift 2
   local c; c="$("${B[@]}" from scratch)"
@@ -69,20 +78,22 @@ if ! has "$BUSYBOX_REF"; then
   scratch "$work/busybox" "$BUSYBOX_REF" --env PATH=/bin --cmd '["/bin/sh"]'
 fi
 
-# --- the Node base image (what node:20-slim is to the Dockerfile) ---------------------------------
+# --- the Node base image (what node:<major>-slim is to the Dockerfile) ----------------------------
 if ! has "$BASE_REF"; then
   start=$(date +%s)
   mirror="$(grep -h -m1 -E '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2; exit}')"
   [ -n "$mirror" ] || mirror="$(awk '$1=="deb"{print $2; exit}' /etc/apt/sources.list 2>/dev/null)"
   mirror="${mirror:-http://deb.debian.org/debian}"
-  echo "node images: making the Node base image (debootstrap minbase bookworm from $mirror + node $NODE_VERSION) ..." >&2
+  echo "node images: making the Node base image (debootstrap minbase bookworm from $mirror + node $NODE_VERSION, npm $NPM_VERSION) ..." >&2
   root="$work/base"
-  debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
+  debootstrap --variant=minbase --include="$BASE_PACKAGES" bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
   mkdir -p "$root/usr/lib/node_modules" "$root/home/node"
-  cp /usr/bin/node "$root/usr/bin/node"
-  cp -a /usr/lib/node_modules/npm "$root/usr/lib/node_modules/npm"
+  cp "$NODE_BIN" "$root/usr/bin/node"
+  cp -a "$NPM_DIR" "$root/usr/lib/node_modules/npm"
   ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$root/usr/bin/npm"
   ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$root/usr/bin/npx"
+  # The node must run in the image (its shared libraries there), not only on this machine.
+  chroot "$root" /usr/bin/node --version >/dev/null 2>"$work/node-check.log" || { cat "$work/node-check.log" >&2; die "node $NODE_VERSION does not run in the base image"; }
   # The node image's unprivileged user, uid 1000, as in the official image.
   echo 'node:x:1000:1000::/home/node:/bin/sh' >> "$root/etc/passwd"
   echo 'node:x:1000:' >> "$root/etc/group"

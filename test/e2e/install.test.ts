@@ -1,6 +1,8 @@
 // The shipped install manifest and image, running as pods on a real node: both replicas Ready,
 // readiness gated on cache sync, /metrics from a pod and through its Service, and the API
 // server calling the webhooks through the Service for a non-admin user.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { TestCluster, eventually, eventuallyEqual, kubectl } from '../support/cluster.js';
@@ -15,6 +17,10 @@ beforeAll(async () => {
   pods = await ensureInstalled(cluster);
 });
 afterAll(() => cluster?.cleanup());
+
+const pinnedNode = readFileSync(join(import.meta.dirname, '..', '..', '.nvmrc'), 'utf8')
+  .trim()
+  .replace(/^v/, '');
 
 const httpGet = async (url: string): Promise<{ status: number; body: string }> => {
   const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
@@ -36,6 +42,8 @@ describe('install.yaml on a real node', () => {
       const direct = await httpGet(`http://${pod.status.podIP}:8080/metrics`);
       expect(direct.status).toBe(200);
       expect(direct.body).toMatch(/^hnc_namespaces /m);
+      // The image runs the Node.js LTS the project pins (.nvmrc), whose node and npm the local base image holds.
+      expect(direct.body).toContain(`hnc_process_nodejs_version_info{version="v${pinnedNode}"`);
     }
     const svc = await cluster.admin.get<{ spec: { clusterIP: string } }>(
       `/api/v1/namespaces/${HNC_NAMESPACE}/services/hnc-controller-manager-metrics-service`,

@@ -3,7 +3,7 @@
 // and the manager hand such a user to client-node (kube/kubeconfig.ts), and their requests must
 // reach the API server as that user. The issuer is an HTTPS server on 127.0.0.1 serving its
 // discovery document and signing key; the token is signed here.
-import { createSign, generateKeyPairSync } from 'node:crypto';
+import { createSign, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -26,7 +26,7 @@ let dir: string;
 let kubeconfig: string;
 
 /** An RS256-signed ID token for `sub`, valid for an hour. */
-function idToken(iss: string, key: ReturnType<typeof generateKeyPairSync>['privateKey'], sub: string): string {
+function idToken(iss: string, key: KeyObject, sub: string): string {
   const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
   const now = Math.floor(Date.now() / 1000);
   const unsigned = `${b64({ alg: 'RS256', typ: 'JWT', kid: 'test' })}.${b64({ iss, aud: CLIENT_ID, sub, iat: now, exp: now + 3600 })}`;
