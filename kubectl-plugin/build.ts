@@ -18,7 +18,15 @@ const clientNodeEntry = join(root, 'kubectl-plugin', 'client-node.ts');
 const common = { bundle: true, platform: 'node', target: 'node26', minify: true, legalComments: 'eof', logLevel: 'warning' } as const;
 
 // client-node's part, as a CommonJS module's text (its licences at its end).
-const deferred = await build({ ...common, entryPoints: [clientNodeEntry], format: 'cjs', write: false });
+// Node's own punycode module is deprecated (a warning on every exec user's command): client-node's
+// URL parser gets the userland package of the same API instead.
+const deferred = await build({
+  ...common,
+  entryPoints: [clientNodeEntry],
+  format: 'cjs',
+  write: false,
+  alias: { punycode: 'punycode/' },
+});
 const deferredText = deferred.outputFiles[0]?.text;
 if (!deferredText) throw new Error(`bundling ${clientNodeEntry} gave no output`);
 // The text is compiled as a CommonJS function body: a dynamic import() or import.meta in it would

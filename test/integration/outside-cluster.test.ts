@@ -155,7 +155,7 @@ describe('HNC run outside the cluster it manages', () => {
       () => undefined,
       (e: unknown) => e as Error,
     );
-    expect(refused?.message).toMatch(/denied the request/);
+    expect(refused?.message).toMatch(/denied request: cannot delete object propagated from namespace "as-admin"/);
     expect(await admin.get(copyPath)).toBeDefined();
 
     run.proc.kill('SIGINT');

@@ -12,6 +12,7 @@ import { mintUser } from '../../local-cluster/index.js';
 import { eventually, kubectl } from './cluster.js';
 import { WEBHOOK_PROBE_ANCHOR } from './hnc.js';
 import { Policy } from '../../webhooks/policies.js';
+import { TREE_LABEL_SUFFIX } from '../../core/api/constants.js';
 
 export async function startManager(name: string, policy: PolicyOptions = {}): Promise<Manager> {
   const stateDir = inject('stateDir');
@@ -74,4 +75,14 @@ export async function removeWebhookConfigurations(): Promise<void> {
   ]) {
     await admin.delete(`/apis/admissionregistration.k8s.io/v1/${kind}`).catch(() => undefined);
   }
+  // The API server drops a deleted policy from its cache a moment later: wait until a forged tree
+  // label (which the namespace-labels policy refuses) is accepted in a dry run.
+  const name = `policy-gone-${Math.random().toString(36).slice(2, 8)}`;
+  await eventually(
+    () =>
+      admin
+        .create('/api/v1/namespaces', { metadata: { name, labels: { [`${name}${TREE_LABEL_SUFFIX}`]: '0' } } }, { dryRun: 'All' })
+        .then(() => true),
+    "the API server to drop HNC's admission policies",
+  );
 }
