@@ -151,6 +151,15 @@ describe('HNC run outside the cluster it manages', () => {
     expect(copy.metadata.labels?.['hnc.x-k8s.io/inherited-from']).toBe('as-admin');
     // Another user, admin of both namespaces through that binding, may not delete the copy.
     const lead = await KubeClient.fromKubeconfig((await cp.mintUser('lead')).kubeconfigPath);
+    // The API server enforces HNC's policies a moment after HNC writes them: wait for a dry run to be refused.
+    await eventually(
+      () =>
+        lead.delete(copyPath, { dryRun: 'All' }).then(
+          () => undefined,
+          () => true,
+        ),
+      'the copies policy to be enforced',
+    );
     const refused = await lead.delete(copyPath).then(
       () => undefined,
       (e: unknown) => e as Error,
