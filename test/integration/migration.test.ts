@@ -147,7 +147,9 @@ function compare(before: Snapshot, after: Snapshot, keep: (key: string) => boole
 
 function report(title: string, c: Comparison): string {
   const rows = [...c.modified].sort(([x], [y]) => (x < y ? -1 : 1)).map(([sig, keys]) => `    ${keys.length} × ${sig}`);
-  const recreated = [...new Set(c.recreated.map((k) => k.split('/')[0]))].map((kind) => `    recreated: ${c.recreated.filter((k) => k.startsWith(`${kind}/`)).length} × ${kind} copy`);
+  const recreated = [...new Set(c.recreated.map((k) => k.split('/')[0]))].map(
+    (kind) => `    recreated: ${c.recreated.filter((k) => k.startsWith(`${kind}/`)).length} × ${kind} copy`,
+  );
   return [
     `${title}: ${c.objects} objects; deleted ${c.deleted.length}, recreated ${c.recreated.length}, modified ${c.modifiedTotal}`,
     ...recreated,
