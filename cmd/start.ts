@@ -6,14 +6,23 @@
 import { LocalControlPlane, ControlPlaneError, defaultStateDir } from '../local-cluster/index.js';
 import { prepareLocalNode, startLocalNode, type LocalNode } from '../local-cluster/node/index.js';
 import { KubeClient } from '../kube/client.js';
-import { installCrds, installRbac, installSecretsConfigMapsGrant, MANAGER_GROUPS, MANAGER_USER } from '../kube/install.js';
+import {
+  installAnyKindGrant,
+  installCrds,
+  installRbac,
+  installSecretsConfigMapsGrant,
+  MANAGER_GROUPS,
+  MANAGER_USER,
+  removeAnyKindGrant,
+} from '../kube/install.js';
 import { createLogger } from '../kube/log.js';
 import { MANAGER_FLAG_HELP, managerFlagsFrom, parseCommandLine } from './flags.js';
 import type { Hnc } from './hnc.js';
 import { checkCrds, describeStartupError, runningInCluster, runUntilSignal, startHncFromFlags, webhookPlacement } from './run-hnc.js';
 
 const usage = `Usage: npm start -- [--kubeconfig PATH] [--context NAME] [--install-crds] [--state-dir DIR] [--ephemeral] [--node]
-                    [--grant-secrets-configmaps | --no-grant-secrets-configmaps] [manager flags]
+                    [--grant-secrets-configmaps | --no-grant-secrets-configmaps]
+                    [--grant-any-kind | --no-grant-any-kind] [manager flags]
        npm run cluster [-- --node]   (the local control plane alone)
 
 --node adds a real node to the local control plane (Linux, root): containerd, the kubelet,
@@ -25,6 +34,11 @@ to the host is undone on Ctrl-C.
 does), by applying deploy/optional/propagate-secrets-configmaps. On by default for the local
 control plane (a trial cluster with nothing to protect); off by default on an existing cluster,
 where the manager stays least-privilege unless an admin asks.
+
+--grant-any-kind lets it propagate any kind named in HNCConfiguration, as HNC's cluster-admin
+manager could, by applying deploy/optional/propagate-any-kind: read and write access to every
+resource, Secrets included (docs/deploy.md, "Propagating any kind"). On by default for the local
+control plane, off on an existing cluster; --no-grant-any-kind removes it from the local one.
 
 With no cluster given (no --kubeconfig, no KUBECONFIG, not in a pod), starts a local Kubernetes
 control plane on 127.0.0.1 (state in ${defaultStateDir()}), installs the HNC CRDs and RBAC, prints
@@ -42,6 +56,8 @@ async function main(): Promise<void> {
     'install-crds': { type: 'boolean', default: false },
     'grant-secrets-configmaps': { type: 'boolean' },
     'no-grant-secrets-configmaps': { type: 'boolean' },
+    'grant-any-kind': { type: 'boolean' },
+    'no-grant-any-kind': { type: 'boolean' },
     'state-dir': { type: 'string' },
     // Only the local control plane, no HNC (`npm run cluster`).
     'cluster-only': { type: 'boolean', default: false },
@@ -74,6 +90,7 @@ async function main(): Promise<void> {
     if (flags['install-crds']) await installCrds(client);
     else await checkCrds(client);
     if (flags['grant-secrets-configmaps']) await installSecretsConfigMapsGrant(client);
+    if (flags['grant-any-kind']) await installAnyKindGrant(client);
   } else {
     // A crashed component is restarted (within a limit); past it, everything stops with one line.
     const onFailure = (message: string) => {
@@ -107,6 +124,9 @@ async function main(): Promise<void> {
     await installCrds(admin);
     await installRbac(admin);
     if (!flags['no-grant-secrets-configmaps']) await installSecretsConfigMapsGrant(admin);
+    // A kept state folder may hold the grant from an earlier start: opting out takes it back.
+    if (flags['no-grant-any-kind']) await removeAnyKindGrant(admin);
+    else await installAnyKindGrant(admin);
     client = await KubeClient.fromKubeconfig((await cp.mintUser(MANAGER_USER, MANAGER_GROUPS)).kubeconfigPath);
     process.stderr.write(`local control plane ready in ${cp.startSeconds.toFixed(1)} s at ${cp.server} (state in ${cp.stateDir})\n`);
     if (cp.binaries.kubectl) process.stderr.write(`a kubectl of the same version: ${cp.binaries.kubectl}\n`);

@@ -177,6 +177,8 @@ describe('charts/hnc, default values', { timeout: HELM_TIMEOUT }, () => {
       '--set-json',
       'extraPropagatedResources=[{"apiGroup":"","resources":["secrets"]}]',
       '--set-json',
+      'propagateAnyKind=true',
+      '--set-json',
       'networkPolicy={"enabled":true,"apiServerCIDRs":["10.0.0.0/24"],"nodeCIDRs":["10.1.0.0/24"]}',
     ]);
     expect(all.status, all.stdout + all.stderr).toBe(0);
@@ -249,6 +251,23 @@ describe('charts/hnc values', { timeout: HELM_TIMEOUT }, () => {
     expect(extra.rules![0]).toEqual(optional!.rules![0]);
     expect(template().filter((o) => o.metadata.name === 'hnc-manager-extra-propagation')).toEqual([]);
     expect(refused({ extraPropagatedResources: [{ apiGroup: '' }] })).toMatch(/resources/);
+  });
+
+  it('propagateAnyKind: the ClusterRole of deploy/optional/propagate-any-kind, aggregated into the manager role; off by default', () => {
+    const objects = template({ propagateAnyKind: true });
+    const anyKind = find<ClusterRole>(objects, 'ClusterRole', 'hnc-manager-any-kind');
+    const [optional] = readManifests(join(ROOT, 'deploy', 'optional', 'propagate-any-kind', 'clusterrole.yaml')) as ClusterRole[];
+    expect(withoutHelmLabels(anyKind)).toEqual(optional);
+    expect(optional!.rules).toEqual([
+      { apiGroups: ['*'], resources: ['*'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+    ]);
+    const manager = find<ClusterRole>(objects, 'ClusterRole', 'hnc-manager-role');
+    const selects = manager.aggregationRule!.clusterRoleSelectors.some((s) =>
+      Object.entries(s.matchLabels).every(([k, v]) => anyKind.metadata.labels?.[k] === v),
+    );
+    expect(selects).toBe(true);
+    expect(template().filter((o) => o.metadata.name === 'hnc-manager-any-kind')).toEqual([]);
+    expect(refused({ propagateAnyKind: 'yes' })).toMatch(/propagateAnyKind/);
   });
 
   it('image, pull secrets, log level, resources, scheduling and pod metadata reach the pod', () => {

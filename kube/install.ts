@@ -3,7 +3,7 @@
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { KubeClient } from './client.js';
+import { isNotFound, type KubeClient } from './client.js';
 import { applyManifests, readManifests, type Manifest } from './apply.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -12,6 +12,8 @@ export const MANAGER_RBAC = join(ROOT, 'deploy', 'rbac', 'manager.yaml');
 export const AGGREGATED_ROLES = join(ROOT, 'deploy', 'rbac', 'aggregated-roles.yaml');
 /** Optional: lets the manager propagate Secrets and ConfigMaps (HNC's quickstart kinds). */
 export const SECRETS_CONFIGMAPS_GRANT = join(ROOT, 'deploy', 'optional', 'propagate-secrets-configmaps', 'clusterrole.yaml');
+/** Optional, not least-privilege: lets the manager propagate any kind, as HNC's cluster-admin manager could. */
+export const ANY_KIND_GRANT = join(ROOT, 'deploy', 'optional', 'propagate-any-kind', 'clusterrole.yaml');
 
 /** The manager's identity: a service account, as in a cluster, so webhooks can exempt it. */
 export const MANAGER_SERVICE_ACCOUNT = { namespace: 'hnc-system', name: 'hnc-controller-manager' } as const;
@@ -64,4 +66,17 @@ export async function installRbac(client: KubeClient, timeoutMs = 60_000): Promi
 /** Grants the manager Secrets and ConfigMaps (`kubectl apply -k deploy/optional/propagate-secrets-configmaps`). */
 export async function installSecretsConfigMapsGrant(client: KubeClient): Promise<void> {
   await applyManifests(client, readManifests(SECRETS_CONFIGMAPS_GRANT));
+}
+
+/** Grants the manager every kind (`kubectl apply -k deploy/optional/propagate-any-kind`; docs/deploy.md). */
+export async function installAnyKindGrant(client: KubeClient): Promise<void> {
+  await applyManifests(client, readManifests(ANY_KIND_GRANT));
+}
+
+/** Takes the every-kind grant back (`kubectl delete -k deploy/optional/propagate-any-kind`); nothing if absent. */
+export async function removeAnyKindGrant(client: KubeClient): Promise<void> {
+  for (const m of readManifests(ANY_KIND_GRANT))
+    await client.delete(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${m.metadata.name}`).catch((e: unknown) => {
+      if (!isNotFound(e)) throw e;
+    });
 }

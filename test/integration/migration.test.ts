@@ -1,0 +1,421 @@
+// Migration from HNC v1.1.0's Go manager to hnc-ts and back, on the real control plane
+// (docs/migrating-from-hnc.md cites the figures this prints). A forest of 65 namespaces is built
+// while HNC's manager runs (full namespaces with parents, subnamespaces, a full namespace under a
+// subnamespace, five propagated kinds: Roles, RoleBindings, NetworkPolicies and ConfigMaps
+// propagated, LimitRanges AllowPropagate with a treeSelect annotation, a select annotation, two
+// HRQs, a managed label); every object is snapshotted; HNC's process stops (its webhook
+// configurations left as it left them) and hnc-ts starts and settles: no object may be deleted or
+// recreated, and each modified one must be explained by a documented difference. Then hnc-ts works
+// (a subnamespace, propagation, a refused cycle), and HNC's manager comes back: it may delete
+// nothing, hnc-ts's objects included. The two managers never run at once.
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Hnc } from '../../cmd/hnc.js';
+import { hierarchyConfigurationPath, hncConfigurationPath } from '../../core/api/paths.js';
+import { isNotFound } from '../../kube/client.js';
+import { installAnyKindGrant, removeAnyKindGrant } from '../../kube/install.js';
+import { TestCluster, eventually, kubectl, refusal } from '../support/cluster.js';
+import { createAnchor, editHierarchy, getHierarchy, setParent } from '../support/hnc.js';
+import { HncGo, hncGoBinary } from '../support/hnc-go.js';
+import { removeWebhookConfigurations, startHncWithWebhooks, waitForWebhooks } from '../support/manager.js';
+
+let cluster: TestCluster;
+const MINUTE = 60_000;
+
+interface Meta {
+  name: string;
+  namespace?: string;
+  uid: string;
+  resourceVersion: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: unknown[];
+}
+interface Obj {
+  metadata: Meta;
+  status?: Record<string, unknown>;
+  [k: string]: unknown;
+}
+interface Recorded {
+  kind: string;
+  uid: string;
+  resourceVersion: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  finalizers: string[];
+  ownerReferences: unknown[];
+  /** Everything but metadata and status (spec, data, rules, roleRef, subjects ...). */
+  body: Record<string, unknown>;
+  status: Record<string, unknown>;
+}
+type Snapshot = Map<string, Recorded>;
+
+const LISTS: Array<[kind: string, path: string]> = [
+  ['Namespace', '/api/v1/namespaces'],
+  ['HierarchyConfiguration', '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations'],
+  ['SubnamespaceAnchor', '/apis/hnc.x-k8s.io/v1alpha2/subnamespaceanchors'],
+  ['HierarchicalResourceQuota', '/apis/hnc.x-k8s.io/v1alpha2/hierarchicalresourcequotas'],
+  ['Role', '/apis/rbac.authorization.k8s.io/v1/roles'],
+  ['RoleBinding', '/apis/rbac.authorization.k8s.io/v1/rolebindings'],
+  ['NetworkPolicy', '/apis/networking.k8s.io/v1/networkpolicies'],
+  ['ConfigMap', '/api/v1/configmaps'],
+  ['LimitRange', '/api/v1/limitranges'],
+  ['ResourceQuota', '/api/v1/resourcequotas'],
+];
+
+function record(kind: string, o: Obj): Recorded {
+  const { metadata, status, apiVersion: _a, kind: _k, ...body } = o;
+  return {
+    kind,
+    uid: metadata.uid,
+    resourceVersion: metadata.resourceVersion,
+    labels: metadata.labels ?? {},
+    annotations: metadata.annotations ?? {},
+    finalizers: metadata.finalizers ?? [],
+    ownerReferences: metadata.ownerReferences ?? [],
+    body,
+    status: status ?? {},
+  };
+}
+
+/** Every object of the forest (its namespaces and what is in them) and the HNCConfiguration. */
+async function snapshot(namespaces: ReadonlySet<string>): Promise<Snapshot> {
+  const out: Snapshot = new Map();
+  for (const [kind, path] of LISTS) {
+    const list = await cluster.admin.get<{ items: Obj[] }>(path);
+    for (const o of list.items) {
+      const ns = kind === 'Namespace' ? o.metadata.name : o.metadata.namespace!;
+      if (namespaces.has(ns)) out.set(`${kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`, record(kind, o));
+    }
+  }
+  out.set('HNCConfiguration//config', record('HNCConfiguration', await cluster.admin.get<Obj>(hncConfigurationPath('config'))));
+  return out;
+}
+
+/** What changed in one object, in words: "annotation removed: k", "spec changed", "status.conditions changed" ... */
+function changes(a: Recorded, b: Recorded): string[] {
+  const out: string[] = [];
+  for (const [what, x, y] of [
+    ['label', a.labels, b.labels],
+    ['annotation', a.annotations, b.annotations],
+  ] as const) {
+    for (const k of new Set([...Object.keys(x), ...Object.keys(y)])) {
+      if (!(k in y)) out.push(`${what} removed: ${k}`);
+      else if (!(k in x)) out.push(`${what} added: ${k}`);
+      else if (x[k] !== y[k]) out.push(`${what} changed: ${k}`);
+    }
+  }
+  for (const [what, x, y] of [
+    ['', a.body, b.body],
+    ['status.', a.status, b.status],
+  ] as const)
+    for (const k of new Set([...Object.keys(x), ...Object.keys(y)])) if (!isDeepStrictEqual(x[k], y[k])) out.push(`${what}${k} changed`);
+  if (!isDeepStrictEqual(a.finalizers, b.finalizers)) out.push('finalizers changed');
+  if (!isDeepStrictEqual(a.ownerReferences, b.ownerReferences)) out.push('ownerReferences changed');
+  if (!out.length) out.push('metadata only (managedFields)');
+  return out.sort();
+}
+
+interface Comparison {
+  objects: number;
+  deleted: string[];
+  recreated: string[];
+  /** "Kind: change; change" -> keys of the objects so modified. */
+  modified: Map<string, string[]>;
+  modifiedTotal: number;
+}
+
+function compare(before: Snapshot, after: Snapshot, keep: (key: string) => boolean = () => true): Comparison {
+  const c: Comparison = { objects: 0, deleted: [], recreated: [], modified: new Map(), modifiedTotal: 0 };
+  for (const [key, a] of before) {
+    if (!keep(key)) continue;
+    c.objects++;
+    const b = after.get(key);
+    if (!b) c.deleted.push(key);
+    else if (b.uid !== a.uid) c.recreated.push(key);
+    else if (b.resourceVersion !== a.resourceVersion) {
+      const copy = a.labels['hnc.x-k8s.io/inherited-from'] ? ' copy' : '';
+      const signature = `${a.kind}${copy}: ${changes(a, b).join('; ')}`;
+      c.modified.set(signature, [...(c.modified.get(signature) ?? []), key]);
+      c.modifiedTotal++;
+    }
+  }
+  return c;
+}
+
+function report(title: string, c: Comparison): string {
+  const rows = [...c.modified].sort(([x], [y]) => (x < y ? -1 : 1)).map(([sig, keys]) => `    ${keys.length} × ${sig}`);
+  const recreated = [...new Set(c.recreated.map((k) => k.split('/')[0]))].map(
+    (kind) => `    recreated: ${c.recreated.filter((k) => k.startsWith(`${kind}/`)).length} × ${kind} copy`,
+  );
+  return [
+    `${title}: ${c.objects} objects; deleted ${c.deleted.length}, recreated ${c.recreated.length}, modified ${c.modifiedTotal}`,
+    ...recreated,
+    ...rows,
+  ].join('\n');
+}
+
+const NO_LAST_APPLIED = 'annotation removed: kubectl.kubernetes.io/last-applied-configuration';
+
+describe('migrating from HNC v1.1.0 to hnc-ts and back', { timeout: 10 * MINUTE }, () => {
+  const p = TestCluster.uniqueName('mig');
+  const org = p;
+  const teams = [0, 1, 2].map((i) => `${p}-t${i}`);
+  const subs = (t: string) => [0, 1, 2, 3, 4].map((i) => `${t}-s${i}`);
+  const leaves = (s: string) => [0, 1, 2].map((i) => `${s}-l${i}`);
+  const full = `${p}-x`; // a full namespace under a subnamespace
+  const forest = new Set([org, ...teams, ...teams.flatMap((t) => [...subs(t), ...subs(t).flatMap(leaves)]), full]);
+  const created = `${teams[1]}-new`; // the subnamespace hnc-ts creates
+  const logDir = join(inject('stateDir'), 'logs');
+  let savedConfig: unknown;
+  let go: HncGo | undefined;
+  let hnc: Hnc | undefined;
+  const snapshots: Snapshot[] = [];
+  const figures: string[] = [];
+  /** Objects made while hnc-ts ran: key -> uid. */
+  const madeByHncTs = new Map<string, string>();
+
+  const list = async (path: string) =>
+    (await cluster.admin.get<{ items: Obj[] }>(path)).items.filter((o) => forest.has(o.metadata.namespace!));
+  const copies = async (path: string, name: string) =>
+    (await list(path)).filter((o) => o.metadata.name === name && o.metadata.labels?.['hnc.x-k8s.io/inherited-from']).length;
+  const apply = async (manifest: object) => {
+    const r = await kubectl(inject('kubeconfig'), ['apply', '-f', '-'], JSON.stringify(manifest));
+    expect(r.code, r.stderr).toBe(0);
+  };
+  /** Everything HNC (either) must have done to the forest as built. */
+  const forestBuilt = async (): Promise<true | undefined> => {
+    const nss = (await cluster.admin.get<{ items: Obj[] }>('/api/v1/namespaces')).items.filter((n) => forest.has(n.metadata.name));
+    if (nss.length !== forest.size || nss.some((n) => n.metadata.labels?.env !== 'prod'))
+      throw new Error(`${nss.filter((n) => n.metadata.labels?.env === 'prod').length} of ${forest.size} namespaces labelled`);
+    const counts = [
+      await copies('/apis/rbac.authorization.k8s.io/v1/roles', 'reader'),
+      await copies('/apis/rbac.authorization.k8s.io/v1/rolebindings', 'readers'),
+      await copies('/apis/networking.k8s.io/v1/networkpolicies', 'deny-ingress'),
+      await copies('/api/v1/configmaps', 'settings'),
+      await copies('/api/v1/limitranges', 'limits'),
+      (await list('/api/v1/resourcequotas')).filter((o) => o.metadata.name === 'hrq.hnc.x-k8s.io').length,
+    ];
+    // Everywhere below org; the select annotation: teams[1]'s subtree; the treeSelect: teams[2]'s but its s0's.
+    // teams[1]'s subtree is 21 namespaces (22 with the one hnc-ts creates); teams[2]'s, less s0's 4, 17 with the source.
+    const expected = [forest.size - 1, forest.size - 1, forest.size - 1, forest.has(created) ? 22 : 21, 16, forest.size];
+    if (!isDeepStrictEqual(counts, expected)) throw new Error(`copies ${JSON.stringify(counts)}, expected ${JSON.stringify(expected)}`);
+    return true;
+  };
+
+  beforeAll(async () => {
+    cluster = await TestCluster.connect();
+    // A cold build of HNC's manager from the Go module proxy takes about 10 minutes (then cached).
+    await hncGoBinary();
+    savedConfig = (await cluster.admin.get<{ spec?: unknown }>(hncConfigurationPath('config')).catch(() => undefined))?.spec;
+  }, 30 * MINUTE);
+
+  afterAll(async () => {
+    // Delete the forest while HNC's manager runs (it releases its finalizers), then put the cluster back.
+    if (go) {
+      await editHierarchy(cluster.admin, org, (s) => (s.allowCascadingDeletion = true)).catch(() => undefined);
+      for (const ns of [org, ...teams, full])
+        await cluster.admin.delete(`/api/v1/namespaces/${ns}`).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
+      await eventually(
+        async () =>
+          (await cluster.admin.get<{ items: Obj[] }>('/api/v1/namespaces')).items.some(
+            (n) => forest.has(n.metadata.name) || n.metadata.name === created,
+          )
+            ? undefined
+            : true,
+        'the forest to be deleted',
+        3 * MINUTE,
+      ).catch((err: unknown) => process.stderr.write(`migration cleanup: ${String(err)}\n`));
+      await cluster.admin
+        .replace(hncConfigurationPath('config'), {
+          ...(await cluster.admin.get<object>(hncConfigurationPath('config'))),
+          spec: savedConfig ?? {},
+        })
+        .catch(() => undefined);
+      await go.stop();
+    }
+    await hnc?.stop();
+    await removeWebhookConfigurations();
+    await HncGo.revoke(cluster.admin);
+    await removeAnyKindGrant(cluster.admin);
+    await cluster.cleanup();
+    if (figures.length) process.stdout.write(`\nMigration figures (test/integration/migration.test.ts)\n${figures.join('\n')}\n`);
+  }, 5 * MINUTE);
+
+  it('HNC v1.1.0 builds a forest of 65 namespaces with five propagated kinds, HRQs and a managed label', async () => {
+    await HncGo.grant(cluster.admin);
+    go = await HncGo.start({ hrq: true, managedLabels: ['env'], logFile: join(logDir, 'hnc-go-migration.log') });
+    await waitForWebhooks(inject('kubeconfig'));
+    await cluster.admin.replace(hncConfigurationPath('config'), {
+      ...(await cluster.admin.get<object>(hncConfigurationPath('config'))),
+      spec: {
+        resources: [
+          { group: 'networking.k8s.io', resource: 'networkpolicies', mode: 'Propagate' },
+          { resource: 'configmaps', mode: 'Propagate' },
+          { resource: 'limitranges', mode: 'AllowPropagate' },
+        ],
+      },
+    });
+    for (const ns of [org, ...teams, full]) await cluster.admin.create('/api/v1/namespaces', { metadata: { name: ns } });
+    await editHierarchy(cluster.admin, org, (s) => (s.labels = [{ key: 'env', value: 'prod' }]));
+    for (const t of teams) await setParent(cluster.admin, t, org);
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${org}/roles`, {
+      metadata: { name: 'reader' },
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }],
+    });
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${org}/rolebindings`, {
+      metadata: { name: 'readers' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `${p}-readers` }],
+    });
+    // Applied with kubectl, as users do: their copies carry kubectl's last-applied-configuration.
+    await apply({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'deny-ingress', namespace: org },
+      spec: { podSelector: {}, policyTypes: ['Ingress'] },
+    });
+    await apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'settings',
+        namespace: org,
+        annotations: { 'propagate.hnc.x-k8s.io/select': `${teams[1]}.tree.hnc.x-k8s.io/depth` },
+      },
+      data: { tier: 'gold' },
+    });
+    await cluster.admin.create(`/api/v1/namespaces/${teams[2]}/limitranges`, {
+      metadata: { name: 'limits', annotations: { 'propagate.hnc.x-k8s.io/treeSelect': `!${teams[2]}-s0` } },
+      spec: { limits: [{ type: 'Container', default: { memory: '256Mi' } }] },
+    });
+    for (const [ns, name, hard] of [
+      [org, 'org-quota', { configmaps: '1000' }],
+      [teams[2]!, 'team-quota', { services: '20' }],
+    ] as const)
+      await cluster.admin.create(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${ns}/hierarchicalresourcequotas`, {
+        apiVersion: 'hnc.x-k8s.io/v1alpha2',
+        kind: 'HierarchicalResourceQuota',
+        metadata: { name },
+        spec: { hard },
+      });
+    for (const t of teams) for (const s of subs(t)) await createAnchor(cluster.admin, t, s);
+    for (const t of teams)
+      for (const s of subs(t)) {
+        await eventually(
+          async () => ((await cluster.admin.get(`/api/v1/namespaces/${s}`)) ? true : undefined),
+          `subnamespace ${s}`,
+          MINUTE,
+        );
+        for (const l of leaves(s)) await createAnchor(cluster.admin, s, l);
+      }
+    await eventually(
+      async () => ((await cluster.admin.get(`/api/v1/namespaces/${teams[0]}-s0`)) ? true : undefined),
+      'a subnamespace',
+      MINUTE,
+    );
+    await setParent(cluster.admin, full, `${teams[0]}-s0`);
+    await eventually(forestBuilt, "HNC's manager to build the forest", 3 * MINUTE);
+    await go.idle();
+    snapshots.push(await snapshot(forest));
+    expect(snapshots[0]!.size).toBeGreaterThan(500);
+  });
+
+  it('stops HNC, starts hnc-ts: nothing deleted or recreated, each change a documented difference', async () => {
+    await go!.stop();
+    go = undefined;
+    // Applying hnc-ts's manifest over HNC's replaces HNC's cluster-admin role with the
+    // least-privilege one; ConfigMaps are beyond it: the migration guide's grant.
+    await HncGo.revoke(cluster.admin);
+    await installAnyKindGrant(cluster.admin);
+    hnc = await startHncWithWebhooks('migration', { managedLabels: ['env'] }, { hrq: { syncIntervalMs: 60_000 } });
+    await waitForWebhooks(inject('kubeconfig'));
+    await eventually(forestBuilt, 'the forest under hnc-ts', 2 * MINUTE);
+    await hnc.manager.idle(2 * MINUTE);
+    const after = await snapshot(forest);
+    snapshots.push(after);
+    const c = compare(snapshots[0]!, after);
+    figures.push(report('HNC v1.1.0 -> hnc-ts', c));
+    process.stdout.write(`${figures.at(-1)}\n`);
+    expect(c.deleted).toEqual([]);
+    expect(c.recreated).toEqual([]);
+    // Every change is one docs/migrating-from-hnc.md lists (each a documented difference).
+    expect([...c.modified.keys()].sort()).toEqual(
+      [
+        // docs/hnc-differences.md, "GitOps-friendly copies": kubectl's key is never copied.
+        `ConfigMap copy: ${NO_LAST_APPLIED}`,
+        `NetworkPolicy copy: ${NO_LAST_APPLIED}`,
+        // Status only: hnc-ts's own counts of sources and copies per kind, and the HRQ summaries
+        // with quantities printed as Kubernetes prints them (docs/hrq.md).
+        'HNCConfiguration: status.resources changed',
+        'HierarchicalResourceQuota: status.limitsSummary changed; status.requestsSummary changed',
+      ].sort(),
+    );
+  });
+
+  it('hnc-ts then creates subnamespaces, propagates and refuses a cycle', async () => {
+    await createAnchor(cluster.admin, teams[1]!, created);
+    forest.add(created);
+    await eventually(
+      async () => ((await copies('/api/v1/configmaps', 'settings').catch(() => 0)) === 22 ? true : undefined),
+      'the ConfigMap in the new subnamespace',
+    );
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${org}/roles`, {
+      metadata: { name: 'writer' },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }],
+    });
+    await eventually(
+      async () => ((await copies('/apis/rbac.authorization.k8s.io/v1/roles', 'writer')) === forest.size - 1 ? true : undefined),
+      'the new Role everywhere',
+    );
+    const leaf = `${teams[0]}-s0-l0`;
+    // One write (setParent would retry the refusal: a cycle is a 409 Conflict, as in HNC).
+    const hc = (await getHierarchy(cluster.admin, org))!;
+    const err = await refusal(
+      cluster.admin.replace(hierarchyConfigurationPath(org, 'hierarchy'), { ...hc, spec: { ...hc.spec, parent: leaf } }),
+    );
+    expect(err.code).toBe(409);
+    expect(err.message).toContain(`illegal parent: cycle when making "${leaf}" the parent of "${org}"`);
+    await hnc!.manager.idle(MINUTE);
+    const now = await snapshot(forest);
+    for (const [key, r] of now) if (!snapshots[1]!.has(key)) madeByHncTs.set(key, r.uid);
+    // The anchor and its namespace, its HierarchyConfiguration and copies, the Role and its copies.
+    expect([...madeByHncTs.keys()]).toEqual(
+      expect.arrayContaining([
+        `SubnamespaceAnchor/${teams[1]}/${created}`,
+        `Namespace//${created}`,
+        `Role/${org}/writer`,
+        `Role/${leaf}/writer`,
+        `ConfigMap/${created}/settings`,
+      ]),
+    );
+    snapshots.push(now);
+  });
+
+  it('rolls back to HNC v1.1.0: it deletes nothing hnc-ts made or kept', async () => {
+    await hnc!.stop();
+    hnc = undefined;
+    // The guide's rollback: hnc-ts's webhook configurations go, HNC's manifest comes back.
+    await removeWebhookConfigurations();
+    await HncGo.grant(cluster.admin);
+    go = await HncGo.start({ hrq: true, managedLabels: ['env'], logFile: join(logDir, 'hnc-go-migration.log') });
+    await waitForWebhooks(inject('kubeconfig'));
+    await eventually(forestBuilt, 'the forest under HNC again', 2 * MINUTE);
+    await go.idle();
+    const back = await snapshot(forest);
+    const c = compare(snapshots[2]!, back);
+    figures.push(report('hnc-ts -> HNC v1.1.0', c));
+    process.stdout.write(`${figures.at(-1)}\n`);
+    expect(c.deleted).toEqual([]);
+    // HNC v1.1.0 deletes and creates again some copies of a source with a select annotation (its
+    // own doing, reported in the figures): copies only, never a namespace, anchor or user object.
+    const isCopy = (key: string) => snapshots[2]!.get(key)?.labels['hnc.x-k8s.io/inherited-from'] !== undefined;
+    expect(c.recreated.filter((k) => !isCopy(k))).toEqual([]);
+    for (const [key, uid] of madeByHncTs) {
+      expect(back.has(key), key).toBe(true);
+      if (!isCopy(key)) expect(back.get(key)?.uid, key).toBe(uid);
+    }
+  });
+});
