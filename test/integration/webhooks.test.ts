@@ -439,7 +439,15 @@ describe('webhooks', () => {
       (await cluster.admin.get<Config>('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config')).status?.conditions?.find(
         (c) => c.reason === 'AdmissionObjectDeleted',
       );
-    const cond = await eventually(condition, 'the condition on the HNCConfiguration', 30_000);
+    // The two deletions arrive one after the other: the condition names the first, then both.
+    const cond = await eventually(
+      async () => {
+        const c = await condition();
+        return c?.message.includes('ValidatingAdmissionPolicy propagated-copies.hnc.x-k8s.io') ? c : undefined;
+      },
+      'the condition on the HNCConfiguration, naming both',
+      30_000,
+    );
     expect(cond.type).toBe('BadConfiguration');
     expect(cond.message).toContain('ValidatingWebhookConfiguration hnc-validating-webhook-configuration');
     expect(cond.message).toContain('ValidatingAdmissionPolicy propagated-copies.hnc.x-k8s.io');
