@@ -132,7 +132,7 @@ describe('install.yaml on a real node', () => {
     }
   });
 
-  it('the API server reaches the webhooks through the Service: a non-admin user sees HNC refuse a cycle and an edit of a copy', async () => {
+  it('the API server reaches the webhooks through the Service: a non-admin user sees HNC refuse a cycle, and its policy an edit of a copy', async () => {
     const a = await cluster.namespace('e2e-wh-a');
     const b = await cluster.namespace('e2e-wh-b');
     await setParent(cluster.admin, b, a);
@@ -170,7 +170,11 @@ describe('install.yaml on a real node', () => {
     );
     const edit = await kubectl(user.kubeconfigPath, ['label', 'role', 'readers', '-n', b, 'team=x']);
     expect(edit.code).toBe(1);
-    expect(edit.stderr).toContain(`admission webhook "objects.hnc.x-k8s.io" denied the request`);
+    // Copies are guarded by the API server itself (an admission policy HNC installs), so that they
+    // stay read-only while HNC is down.
+    expect(edit.stderr).toContain(
+      `ValidatingAdmissionPolicy 'propagated-copies.hnc.x-k8s.io' with binding 'propagated-copies.hnc.x-k8s.io' denied request`,
+    );
     expect(edit.stderr).toContain(`cannot modify object propagated from namespace "${a}"`);
     // The webhook configuration names the Service, not a URL: the calls went through it.
     const wh = await cluster.admin.get<{
