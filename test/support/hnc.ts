@@ -16,6 +16,7 @@ export async function editHierarchy(
   ns: string,
   edit: (spec: NonNullable<HierarchyConfiguration['spec']>) => void,
 ): Promise<void> {
+  const deadline = Date.now() + 30_000;
   for (;;) {
     const hc = (await getHierarchy(client, ns)) ?? {
       apiVersion: API_VERSION,
@@ -29,8 +30,12 @@ export async function editHierarchy(
       else await client.create(hierarchyConfigurationPath(ns), hc);
       return;
     } catch (err) {
-      // The controller writes the same object (status): retry on a conflict, as kubectl would.
-      if ((err as { code?: number }).code !== 409) throw err;
+      // The controller writes the same object (status): retry on a conflict, as kubectl would. A
+      // namespace created a moment ago that HNC has not seen yet is refused with a 503 that says
+      // to try again in a few moments: so do, as a user would.
+      const code = (err as { code?: number }).code;
+      if (code === 503 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      else if (code !== 409) throw err;
     }
   }
 }
