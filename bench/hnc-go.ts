@@ -7,9 +7,9 @@
 // reads (under $TMPDIR), and registers the webhook configurations ours writes, pointed at its port,
 // minus the one path only ours serves. Its flags: HNC's user guide,
 // https://github.com/kubernetes-sigs/hierarchical-namespaces/tree/master/docs/user-guide/how-to.md.
+import { freePort } from '../local-cluster/control-plane.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,17 +47,6 @@ let binary: Promise<string> | undefined;
 export function goManagerBinary(log: (line: string) => void = (l) => process.stderr.write(l)): Promise<string> {
   binary ??= runScript(join(HERE, 'hnc-go-build.sh'), [], log).then(lastLine);
   return binary;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Prometheus text: the sum of each metric's samples, by name, optionally only those whose labels pass `keep`. */

@@ -3,9 +3,9 @@
 // `default` of hnc-system, bound to a cluster-wide role of every verb on every resource, as HNC's
 // manager-role), with HNC's webhook configurations as its release manifest declares them (read from
 // the module's config/, pointed at its port by URL instead of its Service) applied with kubectl.
+import { freePort } from '../../local-cluster/control-plane.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,17 +98,6 @@ export async function hncGoWebhookConfigurations(port: number, caBundle: string,
       },
     })),
   }));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Prometheus text: the sum of a metric's samples whose labels pass `keep`. */
