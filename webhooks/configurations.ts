@@ -270,18 +270,41 @@ export function contains(live: unknown, wanted: unknown): boolean {
 export async function applyConfigurations(
   client: KubeClient,
   input: ConfigurationInput,
-  read: (path: string) => Promise<LiveConfiguration | undefined> = (path) =>
-    client.get<LiveConfiguration>(path).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e))),
+  read: (path: string) => Promise<LiveConfiguration | undefined> = liveObject(client),
   /** Paths not to write (deleted by an admin while this run kept them: webhooks/kept-objects.ts). */
   skip: (path: string) => boolean = () => false,
 ): Promise<number> {
+  const items = [mutatingConfiguration(input), validatingConfiguration(input)].map((m) => ({
+    manifest: m,
+    path: m.kind === 'MutatingWebhookConfiguration' ? CONFIGURATION_PATHS.mutating : CONFIGURATION_PATHS.validating,
+    compared: (o: Manifest | LiveConfiguration) => (o as { webhooks?: unknown }).webhooks,
+  }));
+  return applyChanged(client, items, read, skip);
+}
+
+/** A GET that answers undefined for an object that does not exist. */
+export const liveObject =
+  <T>(client: KubeClient) =>
+  (path: string): Promise<T | undefined> =>
+    client.get<T>(path).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
+
+/**
+ * Server-side applies each manifest whose live object differs from it (missing, edited, or written
+ * from other input: a hash of the manifest rides in an annotation), skipping `skip`'s paths.
+ * Returns the writes sent. The webhook configurations and the admission policies both keep theirs so.
+ */
+export async function applyChanged(
+  client: KubeClient,
+  items: ReadonlyArray<{ manifest: Manifest; path: string; compared: (o: Manifest | LiveConfiguration) => unknown }>,
+  read: (path: string) => Promise<LiveConfiguration | undefined>,
+  skip: (path: string) => boolean,
+): Promise<number> {
   const wanted: Manifest[] = [];
-  for (const m of [mutatingConfiguration(input), validatingConfiguration(input)]) {
-    const path = m.kind === 'MutatingWebhookConfiguration' ? CONFIGURATION_PATHS.mutating : CONFIGURATION_PATHS.validating;
+  for (const { manifest: m, path, compared } of items) {
     if (skip(path)) continue;
     const hash = createHash('sha256').update(JSON.stringify(m)).digest('hex').slice(0, 32);
     const live = await read(path);
-    if (live?.metadata.annotations?.[HASH_ANNOTATION] === hash && contains(live.webhooks, m.webhooks)) continue;
+    if (live?.metadata.annotations?.[HASH_ANNOTATION] === hash && contains(compared(live), compared(m))) continue;
     wanted.push({ ...m, metadata: { ...m.metadata, annotations: { [HASH_ANNOTATION]: hash } } });
   }
   if (wanted.length) await applyManifests(client, wanted);

@@ -6,12 +6,10 @@
 // run has written them, an object deleted by someone else stays deleted until HNC restarts (a new
 // run writes everything again), and the run says so: an Event and a condition on the `config`
 // HNCConfiguration (webhooks/index.ts, controller/config). `AdminDeletions` keeps that record.
-import { createHash } from 'node:crypto';
 import { ConditionType, WebhookConfiguration } from '../core/api/constants.js';
 import type { NamespaceCondition } from '../core/hierarchy/hierarchy.js';
-import { applyManifests, type Manifest } from '../kube/apply.js';
-import { isNotFound, type KubeClient } from '../kube/client.js';
-import { contains, CONFIGURATION_PATHS } from './configurations.js';
+import type { KubeClient } from '../kube/client.js';
+import { applyChanged, CONFIGURATION_PATHS, liveObject, type LiveConfiguration } from './configurations.js';
 import { admissionPolicies, POLICY_OBJECTS, policyPath, type PolicyInput } from './policies.js';
 
 export interface KeptObject {
@@ -84,13 +82,6 @@ export class AdminDeletions {
   }
 }
 
-const HASH_ANNOTATION = 'hnc.x-k8s.io/configuration-hash';
-
-interface LivePolicy {
-  metadata: { annotations?: Record<string, string> };
-  spec?: unknown;
-}
-
 /**
  * Writes the policies and bindings by server-side apply, each only when the live one differs from
  * what we would write (missing, edited, or from other input), skipping those `skip` names (deleted
@@ -100,18 +91,12 @@ export async function applyPolicies(
   client: KubeClient,
   input: PolicyInput,
   skip: (path: string) => boolean = () => false,
-  read: (path: string) => Promise<LivePolicy | undefined> = (path) =>
-    client.get<LivePolicy>(path).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e))),
+  read: (path: string) => Promise<LiveConfiguration | undefined> = liveObject(client),
 ): Promise<number> {
-  const wanted: Manifest[] = [];
-  for (const m of admissionPolicies(input)) {
-    const path = policyPath(m.kind, m.metadata.name);
-    if (skip(path)) continue;
-    const hash = createHash('sha256').update(JSON.stringify(m)).digest('hex').slice(0, 32);
-    const live = await read(path);
-    if (live?.metadata.annotations?.[HASH_ANNOTATION] === hash && contains(live.spec, m.spec)) continue;
-    wanted.push({ ...m, metadata: { ...m.metadata, annotations: { [HASH_ANNOTATION]: hash } } });
-  }
-  if (wanted.length) await applyManifests(client, wanted);
-  return wanted.length;
+  const items = admissionPolicies(input).map((m) => ({
+    manifest: m,
+    path: policyPath(m.kind, m.metadata.name),
+    compared: (o: unknown) => (o as { spec?: unknown }).spec,
+  }));
+  return applyChanged(client, items, read, skip);
 }
