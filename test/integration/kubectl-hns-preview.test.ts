@@ -310,7 +310,9 @@ describe('copies made from the sources when the cluster is in sync', () => {
     // Once the controller has caught up and written its counts, the copies are made, not read.
     const fast = await eventually(async () => {
       const p = await preview(api, leaf, b);
-      return p.how.startsWith('preview: copies synthesized') ? p : undefined;
+      // Not yet: the reason (the last one is in the timeout's message).
+      if (!p.how.startsWith('preview: copies synthesized')) throw new Error(p.how.trim());
+      return p;
     }, 'a preview with the copies made from the sources');
     const full = await preview(listing(api), leaf, b);
     expect(full.how).toContain('copies listed (the API server did not count the ');
