@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { HNC_BOOLEAN_FLAGS, HNC_VALUE_FLAGS, IGNORED_BY_HNC_TS } from '../core/migration/flags.js';
 import { FlagError, MANAGER_FLAG_HELP, parseCommandLine, parseManagerFlags, withoutIgnoredHncFlags } from './flags.js';
 
 describe('manager flags', () => {
@@ -89,5 +90,30 @@ describe('an entry point’s command line', () => {
 
   it('refuses an option neither the entry point nor the manager knows', () => {
     expect(() => parseCommandLine(['--ephemeral'], {})).toThrow(/Unknown option '--ephemeral'/);
+  });
+});
+
+describe("the migration check's table of HNC's flags (core/migration/flags.ts)", () => {
+  /** A valid value for each of HNC's flags that take one. */
+  const VALUE: Record<string, string> = {
+    'max-reconciles': '10',
+    'apiserver-qps-throttle': '50',
+    'webhook-server-port': '9443',
+    'nopropagation-label': 'k=v',
+  };
+  const accepted = (flag: string) => {
+    const arg = (HNC_BOOLEAN_FLAGS as readonly string[]).includes(flag) ? `--${flag}` : `--${flag}=${VALUE[flag] ?? '1m'}`;
+    return flag === 'kubeconfig' ? parseCommandLine([arg], {}) : parseManagerFlags([arg]);
+  };
+
+  it('names as ignored exactly the HNC flags the manager ignores', () => {
+    for (const flag of [...HNC_BOOLEAN_FLAGS, ...HNC_VALUE_FLAGS]) {
+      const { ignored } = withoutIgnoredHncFlags([`--${flag}=${(HNC_BOOLEAN_FLAGS as readonly string[]).includes(flag) ? 'true' : 'x'}`]);
+      expect(ignored.length > 0, flag).toBe((IGNORED_BY_HNC_TS as readonly string[]).includes(flag));
+    }
+  });
+
+  it('lists only flags the manager accepts', () => {
+    for (const flag of [...HNC_BOOLEAN_FLAGS, ...HNC_VALUE_FLAGS]) expect(() => accepted(flag), flag).not.toThrow();
   });
 });

@@ -13,6 +13,7 @@ import { deleteCommand } from './commands/delete.js';
 import { describeCommand } from './commands/describe.js';
 import { getCommand } from './commands/get.js';
 import { hrqCommand } from './commands/hrq.js';
+import { migrateCommand } from './commands/migrate.js';
 import { setCommand } from './commands/set.js';
 import { treeCommand } from './commands/tree.js';
 import { versionCommand } from './commands/version.js';
@@ -40,6 +41,7 @@ export const ROOT_COMMAND: CommandSpec = {
     describeCommand,
     getCommand,
     hrqCommand,
+    migrateCommand,
     setCommand,
     treeCommand,
     versionCommand,
@@ -80,7 +82,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
     }
     checkArgs(cmd, parsed.path, parsed.args);
     const global = globalFlags(parsed.flags);
-    await cmd.run({
+    const code = await cmd.run({
       args: parsed.args,
       flags: parsed.flags,
       global,
@@ -88,7 +90,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
       connect: () => deps.connect(global),
       now: deps.now ?? (() => new Date()),
     });
-    return 0;
+    return code ?? 0;
   } catch (err) {
     const { text, exitCode } = describeError(err);
     const decorated = text.startsWith('Error:') ? `${(deps.errorPrefix ?? ((x) => x))('Error:')}${text.slice('Error:'.length)}` : text;

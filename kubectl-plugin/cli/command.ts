@@ -32,7 +32,8 @@ export interface CommandSpec {
   /** Positional arguments: at least `min`, at most `max` (undefined: any number). */
   args?: { min: number; max?: number; names: string };
   subcommands?: readonly CommandSpec[];
-  run?: (ctx: CommandContext) => Promise<void>;
+  /** Resolves to the exit code when it is not 0 without an error (`migrate --check`: an action is needed). */
+  run?: (ctx: CommandContext) => Promise<number | void>;
 }
 
 export const defineCommand = (spec: CommandSpec): CommandSpec => spec;

@@ -28,6 +28,7 @@ const NEEDS: Record<string, string[]> = {
   describe: ['team'],
   get: ['secrets'],
   hrq: [],
+  migrate: ['--check'],
   set: ['team'],
   tree: ['team'],
   version: [],
