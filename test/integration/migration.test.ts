@@ -3,7 +3,7 @@
 // while HNC's manager runs (full namespaces with parents, subnamespaces, a full namespace under a
 // subnamespace, five propagated kinds: Roles, RoleBindings, NetworkPolicies and ConfigMaps
 // propagated, LimitRanges AllowPropagate with a treeSelect annotation, a select annotation, two
-// HRQs, a managed label); every object is snapshotted; HNC's process stops (its webhook
+// HRQs, a managed label); `kubectl hns migrate --check` names what the swap needs; every object is snapshotted; HNC's process stops (its webhook
 // configurations left as it left them) and hnc-ts starts and settles: no object may be deleted or
 // recreated, and each modified one must be explained by a documented difference. Then hnc-ts works
 // (a subnamespace, propagation, a refused cycle), and HNC's manager comes back: it may delete
@@ -15,6 +15,10 @@ import type { Hnc } from '../../cmd/hnc.js';
 import { hierarchyConfigurationPath, hncConfigurationPath } from '../../core/api/paths.js';
 import { isNotFound } from '../../kube/client.js';
 import { installAnyKindGrant, removeAnyKindGrant } from '../../kube/install.js';
+import type { Finding } from '../../core/migration/index.js';
+import { runMigrateCheck } from '../../kubectl-plugin/commands/migrate.js';
+import { KubeHncApi } from '../../kubectl-plugin/kube-api.js';
+import { captureIo } from '../../kubectl-plugin/io.js';
 import { TestCluster, eventually, kubectl, refusal } from '../support/cluster.js';
 import { createAnchor, editHierarchy, getHierarchy, setParent } from '../support/hnc.js';
 import { HncGo, hncGoBinary } from '../support/hnc-go.js';
@@ -329,6 +333,55 @@ describe('migrating from HNC v1.1.0 to hnc-ts and back', { timeout: 10 * MINUTE 
     await go.idle();
     snapshots.push(await snapshot(forest));
     expect(snapshots[0]!.size).toBeGreaterThan(500);
+  });
+
+  it('kubectl hns migrate --check, while HNC runs, names what the swap needs', async () => {
+    // HNC's manager runs as a process here: a Deployment with its args (no replicas) stands for HNC's install.
+    const deployments = '/apis/apps/v1/namespaces/hnc-system/deployments';
+    await cluster.admin.create(deployments, {
+      metadata: { name: 'hnc-controller-manager' },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { 'control-plane': 'controller-manager' } },
+        template: {
+          metadata: { labels: { 'control-plane': 'controller-manager' } },
+          spec: { containers: [{ name: 'manager', image: 'hnc:v1.1.0', command: ['/manager'], args: go!.args }] },
+        },
+      },
+    });
+    const io = captureIo();
+    let code: number;
+    try {
+      code = await runMigrateCheck(new KubeHncApi(cluster.admin, 30_000), io, { namespace: 'hnc-system', output: 'json' });
+    } finally {
+      await cluster.admin.delete(`${deployments}/hnc-controller-manager`);
+    }
+    const report = JSON.parse(io.stdout) as { findings: Finding[]; notes: string[] };
+    const find = (area: string, severity: string, subject?: string) =>
+      report.findings.find((f) => f.area === area && f.severity === severity && (subject === undefined || f.subject === subject));
+    expect(report.notes).toEqual([]);
+    expect(code).toBe(2);
+    // ConfigMaps are beyond hnc-ts's default RBAC: the guide's grant (unless a grant another test file made is still there).
+    const grants = await cluster.admin.get<{ items: { metadata: { name: string }; rules?: { resources?: string[] }[] }[] }>(
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles?labelSelector=hnc.x-k8s.io/aggregate-to-manager%3Dtrue',
+    );
+    const granted = grants.items.some((r) => r.rules?.some((x) => x.resources?.some((res) => res === 'configmaps' || res === '*')));
+    if (granted) expect(find('propagation', 'ok', 'configmaps')?.message).toContain('granted to hnc-ts');
+    else
+      expect(find('propagation', 'action', 'configmaps')?.commands).toEqual([
+        'kubectl apply -k deploy/optional/propagate-secrets-configmaps',
+      ]);
+    expect(find('propagation', 'ok')?.subject).toBe('roles rolebindings networkpolicies.networking.k8s.io limitranges');
+    // The copies of the kubectl-applied sources, rewritten once by hnc-ts (the next step sees exactly these).
+    expect(find('copies', 'change')?.counts).toEqual({ ConfigMap: 21, NetworkPolicy: forest.size - 1 });
+    expect(find('hrq', 'action')).toMatchObject({ counts: { HierarchicalResourceQuota: 2 }, helm: ['--set hrq.enabled=true'] });
+    expect(find('hrq', 'action')?.message).toMatch(/^HNC ran with --enable-hrq and 2 HierarchicalResourceQuotas exist: /);
+    expect(find('flags', 'action', '--managed-namespace-label')?.args).toEqual(['--managed-namespace-label=env']);
+    expect(find('deployment', 'change', 'hnc-system/hnc-controller-manager')?.commands).toEqual([
+      'kubectl -n hnc-system delete deployment hnc-controller-manager --wait',
+    ]);
+    // Every other flag of HNC's run is carried over (ports, exclusions, the no-propagation label) or ignored.
+    expect(report.findings.filter((f) => f.area === 'flags').map((f) => f.severity)).toEqual(['ok', 'action']);
   });
 
   it('stops HNC, starts hnc-ts: nothing deleted or recreated, each change a documented difference', async () => {
