@@ -3,8 +3,9 @@
 // while HNC's manager runs (full namespaces with parents, subnamespaces, a full namespace under a
 // subnamespace, five propagated kinds: Roles, RoleBindings, NetworkPolicies and ConfigMaps
 // propagated, LimitRanges AllowPropagate with a treeSelect annotation, a select annotation, two
-// HRQs, a managed label); `kubectl hns migrate --check` names what the swap needs; every object is snapshotted; HNC's process stops (its webhook
-// configurations left as it left them) and hnc-ts starts and settles: no object may be deleted or
+// HRQs, a managed label); `kubectl hns migrate --check` names what the swap needs; every object is
+// snapshotted; HNC's process stops (its webhook configurations left as it left them) and hnc-ts
+// starts and settles: no object may be deleted or
 // recreated, and each modified one must be explained by a documented difference. Then hnc-ts works
 // (a subnamespace, propagation, a refused cycle), and HNC's manager comes back: it may delete
 // nothing, hnc-ts's objects included. The two managers never run at once.
