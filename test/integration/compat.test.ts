@@ -199,12 +199,15 @@ describe('HNC users’ command sequences', () => {
     await eventuallyEqual(async () => (await hns('tree', team)).stdout, `${team}\n`, 'the tree without the subtree being deleted', 2000);
     const goneAt = await Promise.all(
       levels.map(async (ns) => {
-        await eventuallyEqual(() => namespaceExists(cluster.admin, ns), false, `${ns} to be gone`, 10_000);
+        await eventuallyEqual(() => namespaceExists(cluster.admin, ns), false, `${ns} to be gone`, 20_000);
         return ((Date.now() - start) / 1000).toFixed(1);
       }),
     );
     const seconds = (Date.now() - start) / 1000;
     console.log(`compat: deleting a subtree of depth 5 took ${seconds.toFixed(1)} s (levels gone at ${goneAt.join(', ')} s)`);
-    expect(seconds).toBeLessThan(10);
+    // The levels go together: each namespace's own deletion by Kubernetes' namespace controller
+    // takes about 6 s here (more on a busy machine), so one level after another would take 30 s or
+    // more. The bound tells the two apart, not how fast this machine is.
+    expect(seconds).toBeLessThan(20);
   });
 });
