@@ -154,6 +154,14 @@ describe('when HNC is back', () => {
   it('refuses such a source again, now that its webhook answers', async () => {
     const { child, parent } = run!;
     await cluster.admin.create(rbac(child, 'rolebindings'), { ...clashBinding('erin'), metadata: { name: 'clash-2' } });
+    // HNC judges from its cache, which learns of the child's object by its watch a moment later (as
+    // HNC v1.1.0 does): dry runs, which reach the webhook and write nothing, until it is refused.
+    const source = { ...clashBinding('frank'), metadata: { name: 'clash-2' } };
+    await eventually(
+      async () =>
+        (await attempt(() => cluster.admin.create(rbac(parent, 'rolebindings'), source, { dryRun: 'All' }))).ok ? undefined : true,
+      "HNC's cache to hold the child's object",
+    );
     const o = await attempt(() =>
       cluster.admin.create(rbac(parent, 'rolebindings'), { ...clashBinding('frank'), metadata: { name: 'clash-2' } }),
     );
