@@ -229,7 +229,11 @@ const TLS_CODE = /^(ERR_TLS_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|CERT_)/;
 
 /** One line for an error a user can act on; a stack only for a bug. */
 export function describeStartupError(err: unknown): string {
-  const code = (e: unknown) => ((e as { code?: unknown } | undefined)?.code as string | undefined) ?? '';
+  // A Node.js error's code is a string; an API error's is its HTTP status, a number.
+  const code = (e: unknown) => {
+    const c = (e as { code?: unknown } | undefined)?.code;
+    return typeof c === 'string' ? c : '';
+  };
   const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
   if (KNOWN_ERRORS.some((k) => err instanceof k) || code(err).startsWith('ERR_PARSE_ARGS')) return `hnc: ${message}`;
   // The client wraps socket errors (their code is on the cause).

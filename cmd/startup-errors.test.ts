@@ -70,3 +70,16 @@ describe.each(['start.ts', 'manager.ts'])('cmd/%s start-up errors', (command) =>
     expectOneLine(r.stderr, /^hnc: --max-reconciles must be a whole number/);
   }, 30_000);
 });
+
+describe('describeStartupError', () => {
+  it('describes an API error (its code is the HTTP status, a number) with its message, never failing on it', async () => {
+    const { describeStartupError } = await import('./run-hnc.js');
+    const { ApiError } = await import('../kube/client.js');
+    // The replace HNC v1.1.0's Opaque Secret once met: the described error, not a TypeError instead.
+    const err = new ApiError('PUT', '/api/v1/namespaces/hnc-system/secrets/hnc-webhook-server-cert', 422, undefined, 'field is immutable');
+    expect(typeof err.code).toBe('number');
+    const line = describeStartupError(err);
+    expect(line).toMatch(/^hnc: /);
+    expect(line).toContain(err.message.split('\n')[0]);
+  });
+});

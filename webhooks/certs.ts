@@ -114,7 +114,8 @@ export class InternalCertificates {
   private async issue(existing: Secret | undefined, now: number): Promise<Secret> {
     const old = this.read(existing);
     // Keep a CA that is valid for long enough: the configurations' caBundle stays as it is.
-    let ca = old ? await CertificateAuthority.load(old.ca, old.caKey) : undefined;
+    // A CA whose key it cannot use (HNC v1.1.0's rotator writes an RSA PKCS#1 key) is replaced.
+    let ca = old ? await CertificateAuthority.load(old.ca, old.caKey).catch(() => undefined) : undefined;
     if (!ca || ca.daysLeft(now) < 2 * (this.opts.validityDays ?? 365)) ca = await CertificateAuthority.create('hnc-ca', 10 * 365);
     const serving = await ca.issue({
       commonName: this.opts.dnsNames[0] ?? 'hnc-webhook',
@@ -129,7 +130,8 @@ export class InternalCertificates {
         ...(existing?.metadata ?? { name: this.opts.secretName ?? CERT_SECRET, namespace: this.opts.namespace }),
         annotations: { ...(existing?.metadata.annotations ?? {}), [SANS_ANNOTATION]: this.names },
       },
-      type: 'kubernetes.io/tls',
+      // A Secret's type cannot change: HNC's default.yaml made this one Opaque (its rotator fills it).
+      type: existing?.type ?? 'kubernetes.io/tls',
       data: { 'tls.crt': b64(serving.cert), 'tls.key': b64(serving.key), 'ca.crt': b64(ca.certPem), 'ca.key': b64(ca.keyPem) },
     };
   }

@@ -132,7 +132,11 @@ describe('deploymentFindings', () => {
       ['change', 'serviceAccountName'],
       ['action', '--managed-namespace-label'],
     ]);
-    expect(f[0]!.commands).toEqual(['kubectl -n hnc-system delete deployment hnc-controller-manager --wait']);
+    expect(f[0]!.commands).toEqual([
+      'kubectl delete validatingwebhookconfiguration hnc-validating-webhook-configuration',
+      'kubectl delete mutatingwebhookconfiguration hnc-mutating-webhook-configuration',
+      'kubectl -n hnc-system delete deployment hnc-controller-manager --cascade=foreground --wait',
+    ]);
     expect(f[1]!.message).toContain(
       'from system:serviceaccount:hnc-system:default to system:serviceaccount:hnc-system:hnc-controller-manager',
     );

@@ -120,8 +120,14 @@ export function deploymentFindings(d: ManagerDeployment | null): Finding[] {
       area: 'deployment',
       severity: 'change',
       subject: where,
-      message: `HNC's Deployment ${where}: its selector differs from hnc-ts's and cannot be changed in place, so the swap deletes it first`,
-      commands: [`kubectl -n ${d.namespace} delete deployment ${d.name} --wait`],
+      message:
+        `HNC's Deployment ${where}: its selector differs from hnc-ts's and cannot be changed in place, so the swap deletes it ` +
+        "first, after HNC's webhook configurations (left behind, they refuse install.yaml's own Namespace)",
+      commands: [
+        'kubectl delete validatingwebhookconfiguration hnc-validating-webhook-configuration',
+        'kubectl delete mutatingwebhookconfiguration hnc-mutating-webhook-configuration',
+        `kubectl -n ${d.namespace} delete deployment ${d.name} --cascade=foreground --wait`,
+      ],
     },
     ...(identity === HNC_TS_SERVICE_ACCOUNT
       ? []

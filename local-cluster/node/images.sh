@@ -8,8 +8,21 @@
 #                PATH; cached per Node and npm version), with no network:
 #                `npm ci` in the Dockerfile reads this machine's npm cache, mounted, offline.
 # Usage: images.sh OUT_DIR [HNC_IMAGE_REF]    (e.g. localhost/hnc-ts:e2e; without it, no HNC image)
+#
+# With --hnc-go, only an image of HNC's own Go manager (the e2e swap test, test/e2e/migration.test.ts):
+# the static binary bench/hnc-go-build.sh built (CGO disabled) as /manager on an empty base, laid
+# out as HNC's Dockerfile's base (distroless static:nonroot: /tmp, the nonroot user 65532,
+# ENTRYPOINT /manager); cached per binary (its sha256 in the stored tag), written as ARCHIVE:
+#   images.sh --hnc-go MANAGER_BINARY IMAGE_REF ARCHIVE
 set -euo pipefail
 
+HNC_GO_BINARY="" HNC_GO_REF="" HNC_GO_ARCHIVE=""
+if [ "${1:-}" = --hnc-go ]; then
+  HNC_GO_BINARY="${2:?usage: images.sh --hnc-go MANAGER_BINARY IMAGE_REF ARCHIVE}"
+  HNC_GO_REF="${3:?usage: images.sh --hnc-go MANAGER_BINARY IMAGE_REF ARCHIVE}"
+  HNC_GO_ARCHIVE="${4:?usage: images.sh --hnc-go MANAGER_BINARY IMAGE_REF ARCHIVE}"
+  set -- "$(dirname "$HNC_GO_ARCHIVE")"
+fi
 OUT_DIR="${1:?usage: images.sh OUT_DIR [HNC_IMAGE_REF]}"
 HNC_REF="${2:-}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -48,6 +61,28 @@ scratch() { local dir="$1" ref="$2"; shift 2
 }
 work="$(mktemp -d "${TMPDIR:-/tmp}/hnc-images.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+
+# --- HNC's Go manager (--hnc-go) ---------------------------------------------------------------
+if [ -n "$HNC_GO_BINARY" ]; then
+  [ -x "$HNC_GO_BINARY" ] || die "no manager binary at $HNC_GO_BINARY"
+  # A minimal base holds only a static binary: a dynamically linked one would not start there.
+  # (readelf: binutils, which gcc brings.)
+  ! readelf -l "$HNC_GO_BINARY" | grep -q 'program interpreter' || die "$HNC_GO_BINARY is not statically linked (build it with CGO_ENABLED=0)"
+  stored="${HNC_GO_REF%:*}:${HNC_GO_REF##*:}-$(sha256sum "$HNC_GO_BINARY" | cut -c1-12)"
+  if ! has "$stored"; then
+    root="$work/hnc-go"
+    mkdir -p "$root/etc" "$root/tmp"
+    chmod 1777 "$root/tmp"
+    cp "$HNC_GO_BINARY" "$root/manager"
+    printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' > "$root/etc/passwd"
+    printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' > "$root/etc/group"
+    scratch "$root" "$stored" --entrypoint '["/manager"]' --user 65532:65532 --workingdir /
+    echo "node images: $stored made from $HNC_GO_BINARY" >&2
+  fi
+  rm -f "$HNC_GO_ARCHIVE"
+  "${B[@]}" push --quiet "$stored" "docker-archive:$HNC_GO_ARCHIVE:$HNC_GO_REF" >/dev/null
+  exit 0
+fi
 
 # --- pause ---------------------------------------------------------------------------------------
 if ! has "$PAUSE_REF"; then

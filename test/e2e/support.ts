@@ -6,6 +6,7 @@ import { BUSYBOX_IMAGE } from '../../local-cluster/node/index.js';
 import { ApiError, isNotFound, type KubeClient } from '../../kube/client.js';
 import { eventually, kubectl, type TestCluster } from '../support/cluster.js';
 import { WEBHOOK_PROBE_ANCHOR } from '../support/hnc.js';
+import { Policy } from '../../webhooks/policies.js';
 
 export const HNC_NAMESPACE = 'hnc-system';
 export const DEPLOYMENT = 'hnc-controller-manager';
@@ -179,22 +180,43 @@ export async function eventuallyReaches(cluster: TestCluster, ns: string, from: 
   );
 }
 
+/** What an admission loop sends, once per turn: it rejects when the request failed. */
+export type AdmissionRequest = (client: KubeClient, ns: string) => Promise<unknown>;
+
+/** A server-side dry-run creation of a SubnamespaceAnchor in `ns`, which HNC allows and its fail-closed webhook must answer. */
+export const anchorDryRun: AdmissionRequest = (client, ns) =>
+  client.create(
+    `/apis/hnc.x-k8s.io/v1alpha2/namespaces/${ns}/subnamespaceanchors`,
+    { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'SubnamespaceAnchor', metadata: { name: `${ns}-probe`, namespace: ns } },
+    { dryRun: 'All' },
+  );
+
+export interface AdmissionStats {
+  tried: number;
+  failed: number;
+  /** The first five failures' messages. */
+  errors: string[];
+  /** When the first and the last failure were seen (ms since the epoch). */
+  firstFailure?: number;
+  lastFailure?: number;
+}
+
 /**
- * Sends admission requests that one of HNC's fail-closed webhooks must answer (a server-side
- * dry-run creation of a SubnamespaceAnchor in `ns`, which HNC allows) one after another until
- * stop(); counts tries and failures. `ns` must be reconciled by HNC already.
+ * Sends admission requests (by default anchorDryRun) one after another until stop(); counts tries
+ * and failures. `ns` must be reconciled by HNC already.
  */
-export function admissionLoop(client: KubeClient, ns: string) {
-  const stats = { tried: 0, failed: 0, errors: [] as string[] };
+export function admissionLoop(client: KubeClient, ns: string, send: AdmissionRequest = anchorDryRun) {
+  const stats: AdmissionStats = { tried: 0, failed: 0, errors: [] };
   let running = true;
-  const anchor = { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'SubnamespaceAnchor', metadata: { name: `${ns}-probe`, namespace: ns } };
   const done = (async () => {
     while (running) {
       stats.tried++;
       try {
-        await client.create(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${ns}/subnamespaceanchors`, anchor, { dryRun: 'All' });
+        await send(client, ns);
       } catch (err) {
         stats.failed++;
+        stats.lastFailure = Date.now();
+        stats.firstFailure ??= stats.lastFailure;
         if (stats.errors.length < 5) stats.errors.push((err as Error).message);
       }
     }
@@ -207,4 +229,43 @@ export function admissionLoop(client: KubeClient, ns: string) {
       return stats;
     },
   };
+}
+
+/**
+ * Removes hnc-ts entirely, as docs/deploy.md's "Uninstall" says: the CRDs while the manager runs,
+ * the rest of install.yaml, the webhook configurations the manager wrote; and the admission
+ * policies and bindings it wrote too. Returns once hnc-system is gone.
+ */
+export async function uninstall(cluster: TestCluster): Promise<void> {
+  const run = async (args: string[]) => {
+    const r = await admin(cluster, args);
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr}`);
+  };
+  await run([
+    'delete',
+    'crd',
+    '--ignore-not-found',
+    'hierarchyconfigurations.hnc.x-k8s.io',
+    'subnamespaceanchors.hnc.x-k8s.io',
+    'hncconfigurations.hnc.x-k8s.io',
+    'hierarchicalresourcequotas.hnc.x-k8s.io',
+    '--timeout=120s',
+  ]);
+  await run(['delete', '-f', inject('installYaml'), '--ignore-not-found', '--timeout=180s']);
+  await run([
+    'delete',
+    '--ignore-not-found',
+    'validatingwebhookconfiguration/hnc-validating-webhook-configuration',
+    'mutatingwebhookconfiguration/hnc-mutating-webhook-configuration',
+    ...Object.values(Policy).flatMap((name) => [`validatingadmissionpolicybinding/${name}`, `validatingadmissionpolicy/${name}`]),
+  ]);
+  await eventually(
+    () =>
+      cluster.admin.get(`/api/v1/namespaces/${HNC_NAMESPACE}`).then(
+        () => undefined,
+        (e: unknown) => (isNotFound(e) ? true : Promise.reject(e)),
+      ),
+    `${HNC_NAMESPACE} gone`,
+    180_000,
+  );
 }

@@ -1,12 +1,12 @@
 // Uninstall as docs/deploy.md says (the CRDs while the manager runs, then `kubectl delete -f
-// install.yaml`, then the webhook configurations the manager wrote) leaves every namespace and
-// user object in place; a reinstall, given back the hierarchy, converges with no write to an
-// object that was already as it should be.
+// install.yaml`, then the webhook configurations and admission policies the manager wrote) leaves
+// every namespace and user object in place; a reinstall, given back the hierarchy, converges with
+// no write to an object that was already as it should be.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { isNotFound } from '../../kube/client.js';
 import { TestCluster, eventually, eventuallyEqual } from '../support/cluster.js';
 import { setParent, treeDepths } from '../support/hnc.js';
-import { HNC_NAMESPACE, admin, ensureInstalled } from './support.js';
+import { admin, ensureInstalled, uninstall } from './support.js';
 
 let cluster: TestCluster;
 
@@ -47,35 +47,20 @@ describe('uninstall and reinstall', () => {
       Object.fromEntries(await Promise.all(paths.map(async (p) => [p, (await cluster.admin.get<Meta>(p)).metadata])));
     const before = await snapshot();
 
-    // 1. The CRDs, while the manager runs (it releases what it holds and deletes nothing).
-    const crds = await admin(cluster, [
-      'delete',
-      'crd',
-      'hierarchyconfigurations.hnc.x-k8s.io',
-      'subnamespaceanchors.hnc.x-k8s.io',
-      'hncconfigurations.hnc.x-k8s.io',
-      'hierarchicalresourcequotas.hnc.x-k8s.io',
-      '--timeout=120s',
-    ]);
-    expect(crds.code, crds.stderr).toBe(0);
-    // 2. The rest of the install; 3. the webhook configurations the manager wrote.
-    const rest = await admin(cluster, ['delete', '-f', inject('installYaml'), '--ignore-not-found', '--timeout=180s']);
-    expect(rest.code, rest.stderr).toBe(0);
-    const hooks = await admin(cluster, [
-      'delete',
-      'validatingwebhookconfiguration/hnc-validating-webhook-configuration',
-      'mutatingwebhookconfiguration/hnc-mutating-webhook-configuration',
-    ]);
-    expect(hooks.code, hooks.stderr).toBe(0);
-    await eventually(
-      () =>
-        cluster.admin.get(`/api/v1/namespaces/${HNC_NAMESPACE}`).then(
-          () => undefined,
-          () => true,
+    // 1. The CRDs, while the manager runs (it releases what it holds and deletes nothing); 2. the
+    // rest of the install; 3. the webhook configurations and admission policies the manager wrote.
+    await uninstall(cluster);
+    for (const path of [
+      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hnc-validating-webhook-configuration',
+      '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/propagated-copies.hnc.x-k8s.io',
+    ])
+      expect(
+        await cluster.admin.get(path).then(
+          () => 'present',
+          (e: unknown) => (isNotFound(e) ? 'gone' : Promise.reject(e)),
         ),
-      'hnc-system gone',
-      180_000,
-    );
+        path,
+      ).toBe('gone');
     // Every namespace and object is still there, unchanged (the copy too, and the tree labels).
     expect(await snapshot()).toEqual(before);
 

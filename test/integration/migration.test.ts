@@ -24,145 +24,20 @@ import { TestCluster, eventually, kubectl, refusal } from '../support/cluster.js
 import { createAnchor, editHierarchy, getHierarchy, setParent } from '../support/hnc.js';
 import { HncGo, hncGoBinary } from '../support/hnc-go.js';
 import { removeWebhookConfigurations, startHncWithWebhooks, waitForWebhooks } from '../support/manager.js';
+import {
+  NO_LAST_APPLIED,
+  compare,
+  normalizeConfigStatus,
+  report,
+  snapshot as snapshotOf,
+  type Obj,
+  type Snapshot,
+} from '../support/snapshot.js';
 
 let cluster: TestCluster;
 const MINUTE = 60_000;
-
-interface Meta {
-  name: string;
-  namespace?: string;
-  uid: string;
-  resourceVersion: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: unknown[];
-}
-interface Obj {
-  metadata: Meta;
-  status?: Record<string, unknown>;
-  [k: string]: unknown;
-}
-interface Recorded {
-  kind: string;
-  uid: string;
-  resourceVersion: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  finalizers: string[];
-  ownerReferences: unknown[];
-  /** Everything but metadata and status (spec, data, rules, roleRef, subjects ...). */
-  body: Record<string, unknown>;
-  status: Record<string, unknown>;
-}
-type Snapshot = Map<string, Recorded>;
-
-const LISTS: Array<[kind: string, path: string]> = [
-  ['Namespace', '/api/v1/namespaces'],
-  ['HierarchyConfiguration', '/apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations'],
-  ['SubnamespaceAnchor', '/apis/hnc.x-k8s.io/v1alpha2/subnamespaceanchors'],
-  ['HierarchicalResourceQuota', '/apis/hnc.x-k8s.io/v1alpha2/hierarchicalresourcequotas'],
-  ['Role', '/apis/rbac.authorization.k8s.io/v1/roles'],
-  ['RoleBinding', '/apis/rbac.authorization.k8s.io/v1/rolebindings'],
-  ['NetworkPolicy', '/apis/networking.k8s.io/v1/networkpolicies'],
-  ['ConfigMap', '/api/v1/configmaps'],
-  ['LimitRange', '/api/v1/limitranges'],
-  ['ResourceQuota', '/api/v1/resourcequotas'],
-];
-
-function record(kind: string, o: Obj): Recorded {
-  const { metadata, status, apiVersion: _a, kind: _k, ...body } = o;
-  return {
-    kind,
-    uid: metadata.uid,
-    resourceVersion: metadata.resourceVersion,
-    labels: metadata.labels ?? {},
-    annotations: metadata.annotations ?? {},
-    finalizers: metadata.finalizers ?? [],
-    ownerReferences: metadata.ownerReferences ?? [],
-    body,
-    status: status ?? {},
-  };
-}
-
-/** Every object of the forest (its namespaces and what is in them) and the HNCConfiguration. */
-async function snapshot(namespaces: ReadonlySet<string>): Promise<Snapshot> {
-  const out: Snapshot = new Map();
-  for (const [kind, path] of LISTS) {
-    const list = await cluster.admin.get<{ items: Obj[] }>(path);
-    for (const o of list.items) {
-      const ns = kind === 'Namespace' ? o.metadata.name : o.metadata.namespace!;
-      if (namespaces.has(ns)) out.set(`${kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`, record(kind, o));
-    }
-  }
-  out.set('HNCConfiguration//config', record('HNCConfiguration', await cluster.admin.get<Obj>(hncConfigurationPath('config'))));
-  return out;
-}
-
-/** What changed in one object, in words: "annotation removed: k", "spec changed", "status.conditions changed" ... */
-function changes(a: Recorded, b: Recorded): string[] {
-  const out: string[] = [];
-  for (const [what, x, y] of [
-    ['label', a.labels, b.labels],
-    ['annotation', a.annotations, b.annotations],
-  ] as const) {
-    for (const k of new Set([...Object.keys(x), ...Object.keys(y)])) {
-      if (!(k in y)) out.push(`${what} removed: ${k}`);
-      else if (!(k in x)) out.push(`${what} added: ${k}`);
-      else if (x[k] !== y[k]) out.push(`${what} changed: ${k}`);
-    }
-  }
-  for (const [what, x, y] of [
-    ['', a.body, b.body],
-    ['status.', a.status, b.status],
-  ] as const)
-    for (const k of new Set([...Object.keys(x), ...Object.keys(y)])) if (!isDeepStrictEqual(x[k], y[k])) out.push(`${what}${k} changed`);
-  if (!isDeepStrictEqual(a.finalizers, b.finalizers)) out.push('finalizers changed');
-  if (!isDeepStrictEqual(a.ownerReferences, b.ownerReferences)) out.push('ownerReferences changed');
-  if (!out.length) out.push('metadata only (managedFields)');
-  return out.sort();
-}
-
-interface Comparison {
-  objects: number;
-  deleted: string[];
-  recreated: string[];
-  /** "Kind: change; change" -> keys of the objects so modified. */
-  modified: Map<string, string[]>;
-  modifiedTotal: number;
-}
-
-function compare(before: Snapshot, after: Snapshot, keep: (key: string) => boolean = () => true): Comparison {
-  const c: Comparison = { objects: 0, deleted: [], recreated: [], modified: new Map(), modifiedTotal: 0 };
-  for (const [key, a] of before) {
-    if (!keep(key)) continue;
-    c.objects++;
-    const b = after.get(key);
-    if (!b) c.deleted.push(key);
-    else if (b.uid !== a.uid) c.recreated.push(key);
-    else if (b.resourceVersion !== a.resourceVersion) {
-      const copy = a.labels['hnc.x-k8s.io/inherited-from'] ? ' copy' : '';
-      const signature = `${a.kind}${copy}: ${changes(a, b).join('; ')}`;
-      c.modified.set(signature, [...(c.modified.get(signature) ?? []), key]);
-      c.modifiedTotal++;
-    }
-  }
-  return c;
-}
-
-function report(title: string, c: Comparison): string {
-  const rows = [...c.modified].sort(([x], [y]) => (x < y ? -1 : 1)).map(([sig, keys]) => `    ${keys.length} × ${sig}`);
-  const recreated = [...new Set(c.recreated.map((k) => k.split('/')[0]))].map(
-    (kind) => `    recreated: ${c.recreated.filter((k) => k.startsWith(`${kind}/`)).length} × ${kind} copy`,
-  );
-  return [
-    `${title}: ${c.objects} objects; deleted ${c.deleted.length}, recreated ${c.recreated.length}, modified ${c.modifiedTotal}`,
-    ...recreated,
-    ...rows,
-  ].join('\n');
-}
-
-const NO_LAST_APPLIED = 'annotation removed: kubectl.kubernetes.io/last-applied-configuration';
+/** Every object of the forest, as the admin reads it. */
+const snapshot = (namespaces: ReadonlySet<string>): Promise<Snapshot> => snapshotOf(cluster.admin, namespaces);
 
 describe('migrating from HNC v1.1.0 to hnc-ts and back', { timeout: 10 * MINUTE }, () => {
   const p = TestCluster.uniqueName('mig');
@@ -379,7 +254,9 @@ describe('migrating from HNC v1.1.0 to hnc-ts and back', { timeout: 10 * MINUTE 
     expect(find('hrq', 'action')?.message).toMatch(/^HNC ran with --enable-hrq and 2 HierarchicalResourceQuotas exist: /);
     expect(find('flags', 'action', '--managed-namespace-label')?.args).toEqual(['--managed-namespace-label=env']);
     expect(find('deployment', 'change', 'hnc-system/hnc-controller-manager')?.commands).toEqual([
-      'kubectl -n hnc-system delete deployment hnc-controller-manager --wait',
+      'kubectl delete validatingwebhookconfiguration hnc-validating-webhook-configuration',
+      'kubectl delete mutatingwebhookconfiguration hnc-mutating-webhook-configuration',
+      'kubectl -n hnc-system delete deployment hnc-controller-manager --cascade=foreground --wait',
     ]);
     // Every other flag of HNC's run is carried over (ports, exclusions, the no-propagation label) or ignored.
     expect(report.findings.filter((f) => f.area === 'flags').map((f) => f.severity)).toEqual(['ok', 'action']);
@@ -404,12 +281,7 @@ describe('migrating from HNC v1.1.0 to hnc-ts and back', { timeout: 10 * MINUTE 
     expect(c.deleted).toEqual([]);
     expect(c.recreated).toEqual([]);
     // Every change is one docs/migrating-from-hnc.md lists (each a documented difference).
-    // The HNCConfiguration's status is the running manager's own report: its counts of sources and
-    // copies per kind always change, its conditions too when the old manager's last report held one
-    // (seen once on a busy machine): both are status only.
-    const modified = [...c.modified.keys()].map((k) =>
-      k === 'HNCConfiguration: status.conditions changed; status.resources changed' ? 'HNCConfiguration: status.resources changed' : k,
-    );
+    const modified = [...c.modified.keys()].map(normalizeConfigStatus);
     expect(modified.sort()).toEqual(
       [
         // docs/hnc-differences.md, "GitOps-friendly copies": kubectl's key is never copied.

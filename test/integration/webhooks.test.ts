@@ -12,6 +12,7 @@ import { InternalCertificates } from '../../webhooks/certs.js';
 import { admissionReview } from '../../webhooks/testing.js';
 import { mintUser } from '../../local-cluster/index.js';
 import { Worker } from 'node:worker_threads';
+import { generateKeyPairSync } from 'node:crypto';
 
 let cluster: TestCluster;
 let hnc: Hnc;
@@ -373,6 +374,33 @@ describe('webhooks', () => {
     const later = await certs.ensure(Date.now() + 340 * 24 * 3600 * 1000); // within 30 days of expiry
     expect(later.cert).not.toBe(first.cert);
     expect(later.ca).toBe(first.ca);
+  });
+
+  it("takes over HNC v1.1.0's Secret: its type (Opaque) kept, its CA (an RSA key it cannot use) replaced", async () => {
+    const ns = await cluster.namespace('certs');
+    // As HNC's rotator leaves it: an Opaque Secret (its manifest declares no type), a CA whose key
+    // is RSA in PKCS#1 (a certificate from the cluster's CA stands in for HNC's own).
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    const caPem = (await cluster.ca()).certPem;
+    const b64 = (t: string) => Buffer.from(t).toString('base64');
+    await cluster.admin.create(`/api/v1/namespaces/${ns}/secrets`, {
+      metadata: { name: 'hnc-webhook-server-cert' },
+      data: { 'ca.crt': b64(caPem), 'ca.key': b64(rsa), 'tls.crt': b64(caPem), 'tls.key': b64(rsa) },
+    });
+    const certs = new InternalCertificates({
+      client: cluster.admin,
+      namespace: ns,
+      dnsNames: ['hnc-webhook-service.hnc-system.svc'],
+      logger: createLogger({ level: 'silent' }),
+    });
+    const issued = await certs.ensure();
+    const secret = await cluster.admin.get<{ type: string; data: Record<string, string> }>(
+      `/api/v1/namespaces/${ns}/secrets/hnc-webhook-server-cert`,
+    );
+    expect(secret.type).toBe('Opaque');
+    expect(Buffer.from(secret.data['tls.crt']!, 'base64').toString()).toBe(issued.cert);
+    expect(issued.ca).toBeDefined();
+    expect(issued.ca).not.toBe(caPem);
   });
 
   it("answers reviews while HNC's main thread is blocked: they are served by a thread of their own", () => {

@@ -5,7 +5,7 @@
 // the module's config/, pointed at its port by URL instead of its Service) applied with kubectl.
 import { freePort } from '../../local-cluster/control-plane.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +36,7 @@ export async function hncGoBinary(): Promise<string> {
 }
 
 /** HNC's module in the Go module cache (the build above fetched it). */
-async function hncGoModule(): Promise<string> {
+export async function hncGoModule(): Promise<string> {
   const cache = await new Promise<string>((resolve, reject) => {
     const p = spawn('go', ['env', 'GOMODCACHE'], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -100,8 +100,48 @@ export async function hncGoWebhookConfigurations(port: number, caBundle: string,
   }));
 }
 
+/**
+ * HNC's released `default.yaml` with `image` as its manager's image: what its Makefile's `manifests`
+ * target does, with the same tool. The module ships the kustomize it pins (hack/kustomize-3.8.1, a
+ * static binary, not executable in the read-only module cache: it is copied out), and
+ * config/variants/default-cc is the variant published as default.yaml; `kustomize edit set image
+ * controller=IMAGE` is the kustomization's `images` entry. kustomize 3.8.1 refuses a base outside
+ * its root, so config/ is copied beside the kustomization.
+ */
+export async function hncGoDefaultManifest(image: string): Promise<string> {
+  const module = await hncGoModule();
+  const work = mkdtempSync(join(tmpdir(), 'hnc-go-manifest-'));
+  try {
+    const kustomize = join(work, 'kustomize');
+    copyFileSync(join(module, 'hack', 'kustomize-3.8.1'), kustomize);
+    chmodSync(kustomize, 0o755);
+    cpSync(join(module, 'config'), join(work, 'config'), { recursive: true });
+    mkdirSync(join(work, 'manifests'));
+    const at = image.lastIndexOf(':');
+    const [newName, newTag] = at > image.lastIndexOf('/') ? [image.slice(0, at), image.slice(at + 1)] : [image, 'latest'];
+    writeFileSync(
+      join(work, 'manifests', 'kustomization.yaml'),
+      `resources:\n- ../config/variants/default-cc\nimages:\n- name: controller\n  newName: ${newName}\n  newTag: ${newTag}\n`,
+    );
+    const out = await new Promise<string>((resolve, reject) => {
+      const p = spawn(kustomize, ['build', join(work, 'manifests')], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      p.once('error', reject);
+      p.once('exit', (code) =>
+        code === 0 ? resolve(stdout) : reject(new Error(`kustomize build of HNC's default-cc failed (${code}): ${stderr}`)),
+      );
+    });
+    return out;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
 /** Prometheus text: the sum of a metric's samples whose labels pass `keep`. */
-function sum(text: string, name: string, keep: (labels: string) => boolean = () => true): number {
+export function sum(text: string, name: string, keep: (labels: string) => boolean = () => true): number {
   let total = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith(name) || (line[name.length] !== '{' && line[name.length] !== ' ')) continue;
@@ -110,6 +150,41 @@ function sum(text: string, name: string, keep: (labels: string) => boolean = () 
   }
   return total;
 }
+
+/**
+ * Waits until a manager is idle as its /metrics tells: `busy(text)` false and the count of writes
+ * unchanged, on every look (each 100 ms) for `quietMs` on end.
+ */
+export async function idleByMetrics(
+  scrape: () => Promise<string>,
+  busy: (text: string) => boolean,
+  writes: (text: string) => number,
+  quietMs: number,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let since = Date.now();
+  let lastWrites = -1;
+  for (;;) {
+    const text = await scrape();
+    const w = writes(text);
+    if (busy(text) || w !== lastWrites) since = Date.now();
+    else if (Date.now() - since >= quietMs) return;
+    lastWrites = w;
+    if (Date.now() > deadline) throw new Error(`the manager was not idle after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** HNC's Go manager idle: nothing queued or being reconciled (controller-runtime's metrics) and no write sent for a second. */
+export const hncGoIdle = (scrape: () => Promise<string>, timeoutMs = 300_000): Promise<void> =>
+  idleByMetrics(
+    scrape,
+    (t) => sum(t, 'workqueue_depth') > 0 || sum(t, 'controller_runtime_active_workers') > 0,
+    (t) => sum(t, 'rest_client_requests_total', (l) => /method="(POST|PUT|PATCH|DELETE)"/.test(l)),
+    1000,
+    timeoutMs,
+  );
 
 export interface HncGoOptions {
   /** --enable-hrq */
@@ -215,19 +290,7 @@ export class HncGo {
 
   /** Idle: nothing queued or being reconciled, and no write sent, for a second on end (HNC has no "idle" to ask). */
   async idle(timeoutMs = 300_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    let since = Date.now();
-    let lastWrites = -1;
-    for (;;) {
-      const text = await this.scrape();
-      const writes = sum(text, 'rest_client_requests_total', (l) => /method="(POST|PUT|PATCH|DELETE)"/.test(l));
-      const busy = sum(text, 'workqueue_depth') > 0 || sum(text, 'controller_runtime_active_workers') > 0 || writes !== lastWrites;
-      lastWrites = writes;
-      if (busy) since = Date.now();
-      else if (Date.now() - since >= 1000) return;
-      if (Date.now() > deadline) throw new Error(`HNC's Go manager not idle after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await hncGoIdle(() => this.scrape(), timeoutMs);
   }
 
   /** SIGTERM, as a Deployment's pod is stopped (SIGKILL after 30 s); its webhook configurations stay. */
