@@ -77,7 +77,9 @@ describe('kubectl hns migrate --check', () => {
     ]);
     expect(lines.at(-2)).toBe("3 actions needed before the swap (exit code 2). The swap's steps: docs/migrating-from-hnc.md");
     expect(stdout).toContain('\n                      $ kubectl apply -k deploy/optional/propagate-secrets-configmaps\n');
-    expect(stdout).toContain('\n                      $ kubectl -n hnc-system delete deployment hnc-controller-manager --cascade=foreground --wait\n');
+    expect(stdout).toContain(
+      '\n                      $ kubectl -n hnc-system delete deployment hnc-controller-manager --cascade=foreground --wait\n',
+    );
     expect(stdout).toContain(
       'CHANGE  copies        2 ConfigMap copies carry kubectl.kubernetes.io/last-applied-configuration, which hnc-ts never copies',
     );
