@@ -36,6 +36,8 @@ export interface Figures {
   failedBecauseHncUnavailable: number;
   hncUnavailableShare: number;
   refusals: Partial<Record<RefusalKind, number>>;
+  /** RBAC refusals sent while kube-apiserver restarted or in the 10 s after: its authorizer's caches were not filled yet. */
+  rbacDuringApiserverRestart: number;
   refusalsJudgedRight: number;
   questionableRefusals: Array<{ op: string; message: string }>;
 }
@@ -75,6 +77,8 @@ export function figures(input: {
   const unavailable = users.filter((r) => r.refusal?.kind === 'hnc-unavailable').length;
   const refusals: Figures['refusals'] = {};
   for (const r of input.requests) if (r.refusal) refusals[r.refusal.kind] = (refusals[r.refusal.kind] ?? 0) + 1;
+  const restarts = input.faults.filter((f) => f.kind === 'restart-apiserver');
+  const duringRestart = (r: RequestRecord) => restarts.some((f) => Date.parse(r.t) >= f.startedAt && Date.parse(r.t) <= f.endedAt + 10_000);
   const faults: Figures['faults'] = {};
   for (const f of input.faults) faults[f.kind] = (faults[f.kind] ?? 0) + 1;
   return {
@@ -94,6 +98,7 @@ export function figures(input: {
     failedBecauseHncUnavailable: unavailable,
     hncUnavailableShare: users.length ? unavailable / users.length : 0,
     refusals,
+    rbacDuringApiserverRestart: input.requests.filter((r) => r.refusal?.kind === 'rbac' && duringRestart(r)).length,
     refusalsJudgedRight: input.judged.right,
     questionableRefusals: input.judged.questionable.slice(0, 50),
   };
@@ -129,7 +134,8 @@ export function table(f: Figures): string {
         .join(', '),
       '',
     ],
-    ['rule refusals judged right / questionable', `${f.refusalsJudgedRight} / ${f.questionableRefusals.length}`, ''],
+    ['rbac refusals while kube-apiserver restarted', String(f.rbacDuringApiserverRestart), ''],
+    ['refusals judged right / questionable (rules, quota, RBAC)', `${f.refusalsJudgedRight} / ${f.questionableRefusals.length}`, ''],
   ];
   const w0 = Math.max(...rows.map((r) => r[0].length));
   const w1 = Math.max(...rows.map((r) => r[1].length));

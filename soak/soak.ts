@@ -124,6 +124,7 @@ async function createTeam(admin: KubeClient, name: string): Promise<Team> {
     cascading: new Set(),
     servicesHard: SERVICES_HARD,
     serial: 0,
+    createdAt: new Map(),
   };
 }
 

@@ -46,8 +46,18 @@ export class Lead {
     await this[action]();
   }
 
-  private call<T>(op: string, target: string, fn: () => Promise<T>): Promise<Outcome<T>> {
-    return this.log.call(this.user, op, target, fn);
+  private async call<T>(op: string, target: string, fn: () => Promise<T>): Promise<Outcome<T>> {
+    const r = await this.log.call(this.user, op, target, fn);
+    if (!r.ok && r.refusal.kind === 'rbac') this.judgeRbac(op, target, r.refusal);
+    return r;
+  }
+
+  /** The lead's rights in a subnamespace come from HNC's copy of their RoleBinding: right to be missing in its first 30 s only. */
+  private judgeRbac(op: string, target: string, refusal: Refusal): void {
+    const ns = /\/namespaces\/([^/]+)/.exec(target)?.[1];
+    const born = ns ? this.team.createdAt.get(ns) : undefined;
+    if (born !== undefined && Date.now() - born < 30_000) this.judged.right++;
+    else this.judged.questionable.push({ op, message: refusal.message });
   }
 
   /** Records a refusal by an HNC rule or a quota as right when `holds` (the user's view agrees), else questionable. */
@@ -144,6 +154,7 @@ export class Lead {
     if (r.ok) {
       this.team.parentOf.set(name, parent);
       this.team.subnamespaces.add(name);
+      this.team.createdAt.set(name, Date.now());
       this.world.track('anchor', path, r.value);
     } else if (r.refusal.kind === 'apiserver-unavailable') {
       this.world.uncertain.set(`ns/${name}`, async () => {

@@ -28,6 +28,8 @@ export interface Team {
   cascading: Set<string>;
   servicesHard: number;
   serial: number;
+  /** When each subnamespace's anchor was created (ms). */
+  createdAt: Map<string, number>;
 }
 
 export class World {
