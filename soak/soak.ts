@@ -32,6 +32,8 @@ export interface SoakOptions {
   /** What the faults act on; none when absent (a dry run against a cluster without a node). */
   faults?: FaultTarget;
   log(line: string): void;
+  /** Called after each quiet point (e.g. to keep the manager pods' logs before a fault deletes a pod). */
+  afterQuietPoint?(): void;
 }
 
 export const inScope = (ns: string) => ns.startsWith(PREFIX);
@@ -70,6 +72,7 @@ export async function runSoak(opts: SoakOptions): Promise<Figures> {
       await load.stop();
       const q = await quietPoint(checker, world, fault?.endedAt ?? Date.now(), fault);
       quietPoints.push(q);
+      opts.afterQuietPoint?.();
       opts.log(
         `soak: after ${fault?.kind ?? 'no fault'}: ${q.settled ? `settled ${q.settleSeconds} s after the fault ended` : `NOT settled: ${q.divergences.slice(0, 5).join('; ')}`}` +
           `${q.lost.length ? `; LOST ${q.lost.join('; ')}` : ''}; ${requests.records.length} requests so far`,

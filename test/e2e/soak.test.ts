@@ -4,6 +4,7 @@
 // default it runs 5 minutes. It fails on any lost object, any quiet point that did not settle
 // and any HRQ over-admission.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isNotFound } from '../../kube/client.js';
@@ -118,6 +119,13 @@ describe('soak', () => {
           log: (l) => process.stderr.write(`${l}\n`),
         },
         log: (l) => process.stderr.write(`${l}\n`),
+        // The kubelet removes a deleted pod's logs: keep a copy of every manager's so far.
+        afterQuietPoint: () => {
+          spawnSync('sh', [
+            '-c',
+            `mkdir -p ${OUT}/pod-logs && cp -r ${inject('nodeStateDir')}/pod-logs/hnc-system_* ${OUT}/pod-logs/ 2>/dev/null`,
+          ]);
+        },
       });
       process.stderr.write(`soak: request log and figures in ${OUT}\n`);
       expect(f.lost).toEqual([]);
