@@ -24,6 +24,7 @@ export default defineConfig({
             'deploy/**/*.test.ts',
             'scripts/**/*.test.ts',
             'bench/**/*.test.ts',
+            'soak/**/*.test.ts',
             'cmd/**/*.test.ts',
             'docs/**/*.test.ts',
             'bench/**/*.test.ts',

@@ -11,6 +11,12 @@ import type { AdmissionRequest } from './review.js';
 /** Where a leader receives forwarded decisions; never registered with the API server. */
 export const FORWARDED_PATH = '/internal/hrq/resourcequotastatus';
 const ADDRESS_MARK = ' webhooks=';
+/**
+ * The most a forwarded decision may take: below the resourcesquotasstatus webhook's 2 s timeout,
+ * so that the API server gets the 503 rather than giving up and, as that webhook fails open
+ * (Ignore), admitting the raise unchecked.
+ */
+export const FORWARD_TIMEOUT_MS = 1500;
 
 /** The Lease identity of a replica whose webhooks are at `address` (https://host:port). */
 export const identityWithAddress = (identity: string, address: string): string => `${identity}${ADDRESS_MARK}${address}`;
@@ -27,6 +33,7 @@ export interface RouterOptions {
   holder(): string | undefined;
   /** HNC's CA (PEM), which signed every replica's serving certificate. */
   ca(): string | undefined;
+  /** FORWARD_TIMEOUT_MS unless given. */
   timeoutMs?: number;
 }
 
@@ -79,7 +86,6 @@ export class QuotaRouter {
           method: 'POST',
           agent: this.agent,
           headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-          timeout: this.opts.timeoutMs ?? 1500,
         },
         (res) => {
           let text = '';
@@ -91,7 +97,12 @@ export class QuotaRouter {
           res.on('error', reject);
         },
       );
-      req.on('timeout', () => req.destroy(new Error('timed out')));
+      // One deadline for the whole exchange, connection and TLS handshake included. A socket
+      // timeout alone started again once the TCP connection was up, so a leader that accepts
+      // connections but never answers (a frozen process: the kernel completes the handshake)
+      // took 2 × 1.5 s, past the API server's 2 s, which then admitted the raise unchecked.
+      const deadline = setTimeout(() => req.destroy(new Error('timed out')), this.opts.timeoutMs ?? FORWARD_TIMEOUT_MS);
+      req.on('close', () => clearTimeout(deadline));
       req.on('error', reject);
       req.end(body);
     });

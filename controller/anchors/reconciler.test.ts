@@ -108,6 +108,19 @@ describe('AnchorReconciler', () => {
     expect(lastAnchorWrite(world).metadata.finalizers).toBeUndefined();
   });
 
+  it('creates nothing for an anchor whose own namespace is gone, and acts once a namespace of its own appears (found by the soak)', async () => {
+    // A namespace deleted with its subnamespace: the subnamespace is gone, the parent too, and the
+    // parent's anchor is still in the cache (its deletion event not there yet). Recreating the
+    // subnamespace would leave an orphan whose parent does not exist.
+    const { world, reconciler } = setup();
+    world.anchor('gone', 'c', { metadata: { finalizers: [Finalizer.anchor] }, status: { status: AnchorState.Ok } });
+    await reconciler.reconcile('gone/c');
+    expect(world.writes.writes).toEqual([]);
+    // An anchor seen before its namespace: the namespace's arrival brings the anchor back.
+    const affected = world.hierarchy.setNamespace('gone', { labels: {}, annotations: {}, deleting: false });
+    expect([...affected.anchors]).toContain('gone/c');
+  });
+
   it('keeps the subnamespace of a deleted anchor when it has children and no cascading deletion', async () => {
     const { world, reconciler } = setup();
     world.namespace('a');

@@ -29,6 +29,11 @@ export class AnchorReconciler {
       return;
     const parent = current.metadata.namespace!;
     const child = current.metadata.name!;
+    // The anchor's own namespace is gone: the anchor went with it, though its deletion has not
+    // reached the cache yet. Nothing to do; above all no subnamespace to create under a parent
+    // that no longer exists (found by the soak, docs/reliability.md). Should the namespace appear
+    // after its anchor, its arrival brings the anchor back (Hierarchy.setNamespace).
+    if (!this.hierarchy.namespace(parent)) return;
     const plan = planAnchor(this.hierarchy, parent, child);
     let created = false;
     if (plan.create) {

@@ -121,8 +121,10 @@ export class Hierarchy {
     affected.namespaces.add(name);
     // The anchors named like this namespace report its state (Ok, Missing, Conflict).
     for (const parent of this.anchorParents.get(name) ?? []) affected.anchors.add(anchorKey(parent, name));
-    // The anchors in a namespace whose deletion starts release their subnamespaces at once.
-    if (!!before?.deleting !== !!facts?.deleting) for (const child of this.anchorsIn(name)) affected.anchors.add(anchorKey(name, child));
+    // The anchors in a namespace whose deletion starts release their subnamespaces at once; those
+    // seen before their namespace act once it appears.
+    if (!before !== !facts || !!before?.deleting !== !!facts?.deleting)
+      for (const child of this.anchorsIn(name)) affected.anchors.add(anchorKey(name, child));
     // An external namespace hands its tree labels down; turning external or back relabels below.
     if (wasExternal !== this.isExternal(name) || (wasExternal && before?.labels !== facts?.labels)) this.addSubtree(name, affected);
     this.syncStructure(name, affected);
