@@ -3,6 +3,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DEFAULT_EXCLUDED_NAMESPACES, DEFAULT_HNC_NAMESPACE, DEFAULT_NOPROPAGATION_LABEL } from '../core/api/constants.js';
 import { HierarchyPolicy } from '../core/hierarchy/policy.js';
+import { IGNORED_BY_HNC_TS, isHncBooleanFlag } from '../core/migration/flags.js';
 import { copyPolicy, DEFAULT_NEVER_COPIED_KEYS } from '../core/propagation/copy.js';
 import type { PropagationOptions } from '../core/propagation/decide.js';
 
@@ -186,19 +187,13 @@ export function managerFlagsFrom(values: Values): ManagerFlags {
  * retired ones, so an upgrade does too: booleans
  * (also as `--flag=false`) and flags with a value (`--flag V` or `--flag=V`).
  */
-const IGNORED_HNC_BOOLEANS = [
-  'enable-internal-cert-management',
-  'cert-restart-on-secret-refresh',
-  'enable-stackdriver',
-  'suppress-object-tags',
-  'debug-logs',
-  'enable-test-log',
-  'webhooks-only',
+const IGNORED_HNC_BOOLEANS: readonly string[] = [
+  ...IGNORED_BY_HNC_TS.filter((f) => isHncBooleanFlag(f)),
   // hnc-ts's own, retired: a Deployment that still passes one starts as before.
   'webhook-local-authorization',
 ];
-const IGNORED_HNC_VALUES = [
-  'apiextension-addr',
+const IGNORED_HNC_VALUES: readonly string[] = [
+  ...IGNORED_BY_HNC_TS.filter((f) => !isHncBooleanFlag(f)),
   // hnc-ts's own, retired.
   'webhook-http-server',
   'webhook-api-client',

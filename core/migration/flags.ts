@@ -48,7 +48,7 @@ export const HNC_VALUE_FLAGS = [
   'apiextension-addr',
 ] as const;
 
-/** The flags hnc-ts accepts and ignores (cmd/flags.ts; a test there compares them). */
+/** HNC v1.1.0's flags hnc-ts accepts and ignores, so HNC's manifests start it unchanged (cmd/flags.ts uses them). */
 export const IGNORED_BY_HNC_TS = [
   'enable-internal-cert-management',
   'cert-restart-on-secret-refresh',
@@ -69,7 +69,8 @@ export interface ParsedFlags {
 
 const GO_TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
 const GO_FALSE = new Set(['0', 'f', 'F', 'false', 'FALSE', 'False']);
-const isBoolean = (name: string): boolean => (HNC_BOOLEAN_FLAGS as readonly string[]).includes(name);
+/** Whether HNC v1.1.0's flag `name` is a boolean (never takes the next word). */
+export const isHncBooleanFlag = (name: string): boolean => (HNC_BOOLEAN_FLAGS as readonly string[]).includes(name);
 const takesValue = (name: string): boolean => (HNC_VALUE_FLAGS as readonly string[]).includes(name);
 
 /** Reads args as Go's flag package does (`-x` and `--x` alike); words that are not flags are skipped. */
@@ -81,7 +82,7 @@ export function parseHncFlags(args: readonly string[]): ParsedFlags {
     const m = /^--?([^-=][^=]*)(?:=(.*))?$/s.exec(args[i]!);
     if (!m) continue;
     const [, name = '', inline] = m;
-    if (isBoolean(name)) add(name, inline === undefined || GO_TRUE.has(inline) ? 'true' : GO_FALSE.has(inline) ? 'false' : inline);
+    if (isHncBooleanFlag(name)) add(name, inline === undefined || GO_TRUE.has(inline) ? 'true' : GO_FALSE.has(inline) ? 'false' : inline);
     else if (takesValue(name)) add(name, inline ?? args[++i] ?? '');
     else unknown.push(name);
   }
