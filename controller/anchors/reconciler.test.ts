@@ -55,6 +55,31 @@ describe('AnchorReconciler', () => {
     expect(world.writes.writes).toEqual([]);
   });
 
+  it('deletes the subnamespace it just created when the anchor went before its finalizer was written', async () => {
+    const { world, reconciler } = setup();
+    world.namespace('a');
+    world.anchor('a', 'c');
+    // The user deletes the anchor right after creating it: no finalizer holds it, so the write of
+    // the finalizer finds it gone (found by the soak: the subnamespace stayed, its anchor missing).
+    world.writes.failNext('update', anchorPath('a', 'c'), 404, 'NotFound');
+    await reconciler.reconcile('a/c');
+    expect(world.writes.lines()).toEqual([
+      'create /api/v1/namespaces',
+      `update ${anchorPath('a', 'c')} (failed)`,
+      'delete /api/v1/namespaces/c',
+    ]);
+  });
+
+  it('keeps a subnamespace it did not create in this pass when its anchor is gone', async () => {
+    const { world, reconciler } = setup();
+    world.namespace('a');
+    world.namespace('c', { annotations: { [Annotation.subnamespaceOf]: 'a' } });
+    world.anchor('a', 'c');
+    world.writes.failNext('update', anchorPath('a', 'c'), 404, 'NotFound');
+    await reconciler.reconcile('a/c');
+    expect(world.writes.lines()).toEqual([`update ${anchorPath('a', 'c')} (failed)`]);
+  });
+
   it("reports Conflict for someone else's namespace of that name, and never touches it", async () => {
     const { world, reconciler } = setup();
     world.namespace('a');

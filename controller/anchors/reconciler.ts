@@ -35,13 +35,17 @@ export class AnchorReconciler {
     // after its anchor, its arrival brings the anchor back (Hierarchy.setNamespace).
     if (!this.hierarchy.namespace(parent)) return;
     const plan = planAnchor(this.hierarchy, parent, child);
-    let created = false;
+    let created: { uid?: string } | undefined;
     if (plan.create) {
       try {
-        await this.writer.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: child, ...plan.create } });
+        const ns = await this.writer.create<{ metadata?: { uid?: string } }>('/api/v1/namespaces', {
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: { name: child, ...plan.create },
+        });
         this.expectations.wrote(`ns/${child}`, undefined);
         this.log.info({ rid, namespace: parent, anchor: child }, 'created subnamespace');
-        created = true;
+        created = { uid: ns?.metadata?.uid };
       } catch (err) {
         // Someone else's namespace of that name appeared meanwhile: the next pass says Conflict.
         if (!isAlreadyExists(err)) throw err;
@@ -55,7 +59,7 @@ export class AnchorReconciler {
         if (!isNotFound(err)) throw err;
       }
     }
-    const desired = desiredAnchor(current, plan, created);
+    const desired = desiredAnchor(current, plan, created !== undefined);
     if (!desired) return;
     try {
       await this.writer.replace(anchorPath(parent, child), desired);
@@ -63,7 +67,21 @@ export class AnchorReconciler {
     } catch (err) {
       // An anchor whose last finalizer we removed may already be gone.
       if (!isNotFound(err)) throw err;
+      // Deleted before its finalizer was written, just after we created its subnamespace: the
+      // namespace goes too, as it would have through the finalizer (found by the soak).
+      if (created) await this.deleteCreated(child, created.uid, parent, rid);
+      return;
     }
     this.log.info({ rid, namespace: parent, anchor: child, state: desired.status?.status, finalizer: plan.finalizer }, 'updated anchor');
+  }
+
+  /** Deletes the subnamespace this pass created (only that one: its uid), whose anchor is gone. */
+  private async deleteCreated(child: string, uid: string | undefined, parent: string, rid?: string): Promise<void> {
+    try {
+      await this.writer.delete(`/api/v1/namespaces/${child}`, { preconditions: { uid } });
+      this.log.info({ rid, namespace: parent, anchor: child }, 'deleting the subnamespace of an anchor deleted as it was created');
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
   }
 }
