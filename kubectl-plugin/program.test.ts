@@ -1,25 +1,9 @@
 // The command line end to end, against the in-memory API: flag parsing, outputs, exit codes.
 import { describe, expect, it } from 'vitest';
-import type { GlobalFlags } from './cli/global-flags.js';
 import { ConnectionError, ServerError } from './errors.js';
-import { captureIo } from './io.js';
-import { runCli } from './program.js';
+import { cli } from './testing/cli.js';
 import { FakeApi } from './testing/fake-api.js';
 import { versionText } from './version.js';
-
-async function cli(args: string[], api: FakeApi = new FakeApi(), contextNamespace = 'default') {
-  const io = captureIo();
-  const seen: GlobalFlags[] = [];
-  const code = await runCli(args, {
-    io,
-    connect: async (flags) => {
-      seen.push(flags);
-      return { api, namespace: flags.namespace ?? contextNamespace };
-    },
-    now: () => new Date('2025-06-01T12:00:00Z'),
-  });
-  return { code, stdout: io.stdout, stderr: io.stderr, flags: seen, api };
-}
 
 describe('kubectl-hns', () => {
   it('prints help without arguments and with --help, exit 0', async () => {

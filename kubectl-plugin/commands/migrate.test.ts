@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GlobalFlags } from '../cli/global-flags.js';
-import { captureIo } from '../io.js';
-import { runCli } from '../program.js';
+import { cli } from '../testing/cli.js';
 import { FakeApi } from '../testing/fake-api.js';
 import { managerDeployment } from './migrate.js';
 
@@ -43,19 +41,6 @@ function hncCluster(): FakeApi {
   api.discovery.set('/v1', [{ name: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [] }]);
   api.discovery.set('networking.k8s.io/v1', [{ name: 'networkpolicies', kind: 'NetworkPolicy', namespaced: true, verbs: [] }]);
   return api;
-}
-
-async function cli(args: string[], api: FakeApi) {
-  const io = captureIo();
-  const seen: GlobalFlags[] = [];
-  const code = await runCli(args, {
-    io,
-    connect: async (flags) => {
-      seen.push(flags);
-      return { api, namespace: 'default' };
-    },
-  });
-  return { code, stdout: io.stdout, stderr: io.stderr, connected: seen.length > 0 };
 }
 
 describe('kubectl hns migrate --check', () => {
@@ -153,9 +138,9 @@ describe('kubectl hns migrate --check', () => {
   });
 
   it('refuses to run without --check, before connecting', async () => {
-    const { code, stderr, connected } = await cli(['migrate'], new FakeApi());
+    const { code, stderr, flags } = await cli(['migrate'], new FakeApi());
     expect(code).toBe(1);
-    expect(connected).toBe(false);
+    expect(flags).toEqual([]);
     expect(stderr).toContain('Error: migrate only checks a cluster before the swap: run it with --check');
   });
 });
