@@ -80,6 +80,12 @@ export class World {
     return obj;
   }
 
+  /** An anchor's DELETED watch event. */
+  anchorGone(parent: string, child: string): void {
+    this.anchors.delete(`${parent}/${child}`);
+    this.hierarchy.setAnchor(parent, child, undefined);
+  }
+
   /** A namespace's DELETED watch event. */
   namespaceGone(name: string): void {
     this.namespaces.delete(name);

@@ -71,7 +71,9 @@ export class RecordingWrites implements Writes {
     // The body back, as the server would answer with what it stored (a delete answers a Status),
     // or only its metadata when that was asked for.
     if (write.verb === 'delete') return Promise.resolve({ kind: 'Status', status: 'Success' } as T);
-    const stored = structuredClone(write.body) as { metadata?: unknown };
+    const stored = structuredClone(write.body) as { metadata?: { name?: string; uid?: string } };
+    // A created object gets its uid, as from the API server.
+    if (write.verb === 'create' && stored?.metadata && !stored.metadata.uid) stored.metadata.uid = `uid-${stored.metadata.name}`;
     return Promise.resolve(
       (answer === 'metadata'
         ? { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: stored?.metadata ?? {} }

@@ -1,6 +1,6 @@
 // The anchor reconciler's glue, from memory: the subnamespace it creates, the anchor's finalizer
 // and status, the cascading delete, and when it holds back. Plans are core/hierarchy's (tested there).
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AnchorState, Annotation, Finalizer, Label, treeLabel } from '../../core/api/constants.js';
 import type { SubnamespaceAnchor } from '../../core/api/types.js';
 import { silentLog, World } from '../testing.js';
@@ -68,6 +68,61 @@ describe('AnchorReconciler', () => {
       `update ${anchorPath('a', 'c')} (failed)`,
       'delete /api/v1/namespaces/c',
     ]);
+    // Only the namespace it made: a namespace of that name made by someone else meanwhile stays.
+    expect(world.writes.writes[2]!.preconditions).toEqual({ uid: 'uid-c' });
+  });
+
+  it('deletes the subnamespace it created when the anchor vanishes after its finalizer was written (a deletion racing the write)', async () => {
+    // The API server can drop an object whose finalizer was added concurrently with its deletion
+    // (kubernetes#77988): the anchor's DELETED event comes without its deletion ever being seen.
+    const { world, reconciler } = setup();
+    world.namespace('a');
+    world.anchor('a', 'c');
+    await reconciler.reconcile('a/c');
+    world.namespace('c', { annotations: { [Annotation.subnamespaceOf]: 'a' } });
+    world.anchorGone('a', 'c');
+    world.writes.clear();
+    await reconciler.reconcile('a/c');
+    expect(world.writes.lines()).toEqual(['delete /api/v1/namespaces/c']);
+    expect(world.writes.writes[0]!.preconditions).toEqual({ uid: 'uid-c' });
+    // Once only.
+    await reconciler.reconcile('a/c');
+    expect(world.writes.lines()).toEqual(['delete /api/v1/namespaces/c']);
+  });
+
+  it('leaves to the finalizer, the uninstall, a changed owner and time what a vanished anchor would take', async () => {
+    const made = async (then: (world: World, reconciler: AnchorReconciler) => unknown, atMs = 0) => {
+      const { world, reconciler } = setup();
+      world.namespace('a');
+      world.anchor('a', 'c');
+      await reconciler.reconcile('a/c');
+      world.namespace('c', { annotations: { [Annotation.subnamespaceOf]: 'a' } });
+      await then(world, reconciler);
+      world.anchorGone('a', 'c');
+      world.writes.clear();
+      const now = Date.now();
+      vi.spyOn(Date, 'now').mockReturnValue(now + atMs);
+      await reconciler.reconcile('a/c').finally(() => vi.restoreAllMocks());
+      return world.writes.lines();
+    };
+    // Its deletion was seen: the finalizer path decided (here: it keeps a namespace with a child).
+    const deletionSeen = async (w: World, r: AnchorReconciler) => {
+      w.namespace('d');
+      w.hc('d', { spec: { parent: 'c' } });
+      w.anchor('a', 'c', { metadata: { finalizers: [Finalizer.anchor], deletionTimestamp: '2026-01-01T00:00:00Z' } });
+      await r.reconcile('a/c');
+    };
+    expect((await made(deletionSeen)).filter((w) => w.startsWith('delete'))).toEqual([]);
+    // Uninstalling: anchors go, subnamespaces stay.
+    expect(await made((w) => w.hierarchy.setCrdsDeleting({ hierarchy: false, anchor: true }))).toEqual([]);
+    // Made a full namespace, or grafted elsewhere, by a user meanwhile.
+    expect(await made((w) => w.namespace('c'))).toEqual([]);
+    expect(
+      await made((w) => w.namespace('c', { annotations: { [Annotation.subnamespaceOf]: 'a', [Annotation.graftedBy]: 'bob' } })),
+    ).toEqual([]);
+    // More than a minute after its creation: not tied to this anchor's vanishing any more.
+    expect(await made(() => {}, 61_000)).toEqual([]);
+    expect(await made(() => {}, 59_000)).toEqual(['delete /api/v1/namespaces/c']);
   });
 
   it('keeps a subnamespace it did not create in this pass when its anchor is gone', async () => {

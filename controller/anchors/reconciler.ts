@@ -1,16 +1,29 @@
 // Reconciles one SubnamespaceAnchor: creates its subnamespace, reports its state, and on
 // deletion removes the subnamespace before letting the anchor go (docs/behaviour.md §4).
+import { Annotation } from '../../core/api/constants.js';
 import { anchorPath } from '../../core/api/paths.js';
 import type { SubnamespaceAnchor } from '../../core/api/types.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
 import { desiredAnchor, planAnchor } from '../../core/hierarchy/plan.js';
-import { isAlreadyExists, isNotFound } from '../../kube/client.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../../kube/client.js';
 import type { ReadonlyStore } from '../../kube/watch/store.js';
 import type { Writes } from '../../kube/writes.js';
 import type { Logger } from '../../kube/log.js';
 import { WriteExpectations } from '../../kube/expectations.js';
 
+/** How long a subnamespace this process created stays tied to its anchor's vanishing (below). */
+const CREATED_MEMORY_MS = 60_000;
+
 export class AnchorReconciler {
+  /**
+   * The subnamespaces this process created, by anchor key, for a minute. An anchor can vanish
+   * without ever showing its deletion to our finalizer: deleted before the finalizer was written,
+   * or by a deletion that raced the write (the API server may drop an object whose finalizer was
+   * added concurrently, kubernetes#77988; the soak and the anchor race test both hit it). Its
+   * subnamespace then goes as the finalizer would have taken it.
+   */
+  private readonly created = new Map<string, { uid: string; at: number }>();
+
   constructor(
     private readonly hierarchy: Hierarchy,
     private readonly anchors: ReadonlyStore<SubnamespaceAnchor>,
@@ -22,7 +35,9 @@ export class AnchorReconciler {
   /** `rid` names this reconcile on its log lines (kube/log-context.ts). */
   async reconcile(key: string, rid?: string): Promise<void> {
     const current = this.anchors.get(key);
-    if (!current) return;
+    if (!current) return this.vanished(key, rid);
+    // Its deletion is in view: the finalizer path below takes the subnamespace.
+    if (current.metadata.deletionTimestamp) this.created.delete(key);
     // Our last write has not reached the cache yet: its watch event brings this key back.
     if (this.expectations.stale(key, current.metadata.resourceVersion)) return;
     if (this.expectations.stale(`ns/${current.metadata.name}`, this.hierarchy.namespace(current.metadata.name!) ? 'exists' : undefined))
@@ -35,7 +50,7 @@ export class AnchorReconciler {
     // after its anchor, its arrival brings the anchor back (Hierarchy.setNamespace).
     if (!this.hierarchy.namespace(parent)) return;
     const plan = planAnchor(this.hierarchy, parent, child);
-    let created: { uid?: string } | undefined;
+    let made = false;
     if (plan.create) {
       try {
         const ns = await this.writer.create<{ metadata?: { uid?: string } }>('/api/v1/namespaces', {
@@ -45,7 +60,8 @@ export class AnchorReconciler {
         });
         this.expectations.wrote(`ns/${child}`, undefined);
         this.log.info({ rid, namespace: parent, anchor: child }, 'created subnamespace');
-        created = { uid: ns?.metadata?.uid };
+        made = true;
+        this.remember(key, ns?.metadata?.uid);
       } catch (err) {
         // Someone else's namespace of that name appeared meanwhile: the next pass says Conflict.
         if (!isAlreadyExists(err)) throw err;
@@ -59,29 +75,50 @@ export class AnchorReconciler {
         if (!isNotFound(err)) throw err;
       }
     }
-    const desired = desiredAnchor(current, plan, created !== undefined);
+    const desired = desiredAnchor(current, plan, made);
     if (!desired) return;
     try {
       await this.writer.replace(anchorPath(parent, child), desired);
       this.expectations.wrote(key, current.metadata.resourceVersion);
     } catch (err) {
-      // An anchor whose last finalizer we removed may already be gone.
+      // An anchor whose last finalizer we removed may already be gone; one deleted before its
+      // finalizer was written takes the subnamespace we just created with it.
       if (!isNotFound(err)) throw err;
-      // Deleted before its finalizer was written, just after we created its subnamespace: the
-      // namespace goes too, as it would have through the finalizer (found by the soak).
-      if (created) await this.deleteCreated(child, created.uid, parent, rid);
-      return;
+      return this.vanished(key, rid);
     }
     this.log.info({ rid, namespace: parent, anchor: child, state: desired.status?.status, finalizer: plan.finalizer }, 'updated anchor');
   }
 
-  /** Deletes the subnamespace this pass created (only that one: its uid), whose anchor is gone. */
-  private async deleteCreated(child: string, uid: string | undefined, parent: string, rid?: string): Promise<void> {
+  private remember(key: string, uid: string | undefined): void {
+    const now = Date.now();
+    for (const [k, c] of this.created) if (now - c.at > CREATED_MEMORY_MS) this.created.delete(k);
+    if (uid) this.created.set(key, { uid, at: now });
+  }
+
+  /**
+   * The anchor is gone. If we created its subnamespace within the last minute and nobody has
+   * since made it another's (subnamespace-of changed, grafted), it goes too; only that namespace
+   * (its uid), never one of the same name made by someone else.
+   */
+  private async vanished(key: string, rid?: string): Promise<void> {
+    const created = this.created.get(key);
+    this.created.delete(key);
+    // Uninstalling: anchors go without their subnamespaces (docs/behaviour.md §3.7).
+    if (!created || Date.now() - created.at > CREATED_MEMORY_MS || this.hierarchy.anchorCrdDeleting) return;
+    const [parent, child] = key.split('/') as [string, string];
+    const ns = this.hierarchy.namespace(child);
+    if (ns && (ns.annotations[Annotation.subnamespaceOf] !== parent || ns.annotations[Annotation.graftedBy] !== undefined)) return;
+    await this.deleteCreated(child, created.uid, parent, rid);
+  }
+
+  /** Deletes the subnamespace we created (only that one: its uid), whose anchor is gone. */
+  private async deleteCreated(child: string, uid: string, parent: string, rid?: string): Promise<void> {
     try {
       await this.writer.delete(`/api/v1/namespaces/${child}`, { preconditions: { uid } });
       this.log.info({ rid, namespace: parent, anchor: child }, 'deleting the subnamespace of an anchor deleted as it was created');
     } catch (err) {
-      if (!isNotFound(err)) throw err;
+      // Gone already, or a namespace of that name that is not the one we made (409): not ours.
+      if (!isNotFound(err) && !isConflict(err)) throw err;
     }
   }
 }

@@ -107,6 +107,24 @@ describe('subnamespaces', () => {
     await eventuallyEqual(() => anchorGone(parent, child), true, 'the anchor to be gone');
   });
 
+  it('leaves no subnamespace behind an anchor deleted as it was created (found by the soak)', async () => {
+    // Each anchor is deleted a little later than the last (0-300 ms after its creation), so that
+    // some deletions land before HNC writes the anchor's finalizer, some while it writes it (the
+    // API server may then drop the anchor with the finalizer on, kubernetes#77988) and some after.
+    const parent = await cluster.namespace('team');
+    const children = Array.from({ length: 16 }, () => TestCluster.uniqueName('quick'));
+    await Promise.all(
+      children.map(async (child, i) => {
+        await createAnchor(cluster.admin, parent, child);
+        await new Promise((r) => setTimeout(r, i * 20));
+        await cluster.admin.delete(anchorPath(parent, child));
+      }),
+    );
+    const left = async () => (await Promise.all(children.map(async (c) => ((await namespaceExists(cluster.admin, c)) ? [c] : [])))).flat();
+    await eventuallyEqual(left, [], 'every subnamespace of a deleted anchor to be gone', 60_000);
+    expect(await Promise.all(children.map((c) => anchorGone(parent, c)))).toEqual(children.map(() => true));
+  });
+
   it('forbids an anchor named after an excluded namespace', async () => {
     const parent = await cluster.namespace('team');
     await createAnchor(cluster.admin, parent, 'kube-public');
