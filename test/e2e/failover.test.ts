@@ -1,11 +1,23 @@
 // Availability of the shipped Deployment on a real node: the leader pod deleted while 1,000 copies
 // are being propagated (the other replica takes the Lease, exactly the expected copies result),
-// and a rolling update to a new image tag; admission requests are sent all along and counted.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// a follower frozen (out of the webhook Service within seconds), and a rolling update to a new
+// image tag; admission requests are sent all along and counted.
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TestCluster, eventually, eventuallyEqual } from '../support/cluster.js';
 import { setParent, treeDepths } from '../support/hnc.js';
 import { HNC_IMAGE_NEXT } from './global-setup.js';
-import { DEPLOYMENT, HNC_NAMESPACE, admin, admissionLoop, ensureInstalled, leaseHolder, managerPods, waitRolledOut } from './support.js';
+import {
+  DEPLOYMENT,
+  HNC_NAMESPACE,
+  admin,
+  admissionLoop,
+  ensureInstalled,
+  leaseHolder,
+  managerPods,
+  waitRolledOut,
+  type Pod,
+} from './support.js';
 
 let cluster: TestCluster;
 
@@ -17,6 +29,16 @@ afterAll(() => cluster?.cleanup());
 
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const CHILDREN = 10;
+
+/** The webhook Service's endpoints, as the EndpointSlice controller publishes them. */
+async function webhookEndpoints(): Promise<Array<{ addresses: string[]; ready: boolean }>> {
+  const slices = await cluster.admin.get<{
+    items: Array<{ endpoints?: Array<{ addresses: string[]; conditions?: { ready?: boolean } }> }>;
+  }>(`/apis/discovery.k8s.io/v1/namespaces/${HNC_NAMESPACE}/endpointslices`, {
+    labelSelector: 'kubernetes.io/service-name=hnc-webhook-service',
+  });
+  return slices.items.flatMap((s) => s.endpoints ?? []).map((e) => ({ addresses: e.addresses, ready: e.conditions?.ready === true }));
+}
 const ROLES = 100;
 
 interface Listed {
@@ -79,6 +101,50 @@ describe('failover and upgrades', () => {
     expect(stats.tried).toBeGreaterThan(0);
     expect(stats.failed).toBe(0);
     await waitRolledOut(cluster.admin);
+  });
+
+  it('a frozen replica leaves the webhook Service within seconds; admissions then go through the other', async () => {
+    const ns = await cluster.namespace('e2e-freeze');
+    await eventuallyEqual(() => treeDepths(cluster.admin, ns), { [ns]: 0 }, 'the namespace reconciled');
+    const pods = await waitRolledOut(cluster.admin);
+    const leader = await eventually(() => leaseHolder(cluster.admin), 'a leader');
+    // The follower: its freeze concerns the Service alone, not the Lease.
+    const frozen = pods.find((p) => p.metadata.name !== leader)!;
+    const id = (frozen as Pod & { status: { containerStatuses?: Array<{ containerID?: string }> } }).status.containerStatuses?.[0]
+      ?.containerID;
+    const task = (verb: 'pause' | 'resume') => {
+      // The cgroup freezer: every process of the container stops, as a hung or SIGSTOPped manager.
+      const r = spawnSync('ctr', ['-a', inject('containerdSocket'), '-n', 'k8s.io', 'tasks', verb, id!.replace(/^containerd:\/\//, '')], {
+        encoding: 'utf8',
+      });
+      if (r.status !== 0) throw new Error(`ctr tasks ${verb}: ${r.stderr}`);
+    };
+    const inService = async () => (await webhookEndpoints()).some((e) => e.ready && e.addresses.includes(frozen.status.podIP!));
+    expect(await inService()).toBe(true);
+    const t0 = performance.now();
+    task('pause');
+    try {
+      await eventuallyEqual(inService, false, 'the frozen replica out of the webhook Service', 30_000);
+      const out = performance.now() - t0;
+      // Calls the API server already made to it time out (5 s); new ones reach the other replica.
+      const loop = admissionLoop(cluster.admin, ns);
+      await eventually(
+        async () => (loop.stats.tried - loop.stats.failed >= 20 ? true : undefined),
+        '20 admissions through the Service',
+        60_000,
+      );
+      const stats = await loop.stop();
+      process.stderr.write(
+        `e2e frozen replica: out of the Service ${(out / 1000).toFixed(1)} s after the freeze; then ${stats.tried} admissions, ${stats.failed} failed (${stats.errors.join('; ')})\n`,
+      );
+      // Readiness every 2 s, 1 s timeout, 2 failures: about 4 s, and the EndpointSlice's update.
+      expect(out).toBeLessThan(8_000);
+      // At most one call per connection the API server kept open to the frozen replica.
+      expect(stats.failed).toBeLessThanOrEqual(3);
+    } finally {
+      task('resume');
+    }
+    await eventuallyEqual(inService, true, 'the replica back in the Service once it runs again', 30_000);
   });
 
   it('rolls out a new image tag with no failed admission', async () => {
