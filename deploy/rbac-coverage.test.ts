@@ -142,9 +142,9 @@ const NEEDS: Need[] = [
     group: '',
     resource: 'secrets',
     verbs: ['create'],
-    named: { names: ['hnc-webhook-server-cert'], verbs: ['get', 'update'] },
+    named: { names: ['hnc-webhook-server-cert'], verbs: ['get', 'list', 'watch', 'update'] },
     scope: 'hnc-namespace',
-    why: "the webhook serving certificate and its CA, shared by the replicas; no access to anyone else's Secrets",
+    why: "the webhook serving certificate and its CA, shared by the replicas and watched by each (an admin rotates it by deleting it); no access to anyone else's Secrets",
   },
   {
     group: 'coordination.k8s.io',

@@ -1,7 +1,7 @@
 // The soak's figures: what was lost, what diverged, what was over-admitted, how long HNC took to
 // settle after each kind of fault, and how often a user's request failed because HNC was
 // unavailable; printed as a table and written as JSON.
-import type { Fault, FaultKind } from './faults.js';
+import { FAULT_KINDS, type Fault, type FaultKind } from './faults.js';
 import type { OverAdmission } from './quota.js';
 import type { RefusalKind, RequestRecord } from './requests.js';
 import type { Judged } from './users.js';
@@ -115,11 +115,7 @@ export function table(f: Figures): string {
       `${f.failedBecauseHncUnavailable} of ${f.userRequests} (${(f.hncUnavailableShare * 100).toFixed(2)} %)`,
       '< 0.1 %',
     ],
-    ...Object.entries(f.settleSeconds).map(([k, s]): [string, string, string] => [
-      `settle after ${k} (s)`,
-      `p50 ${s.p50}, max ${s.max} after its end; p50 ${s.quietP50}, max ${s.quietMax} after the load stopped (n=${s.n})`,
-      '',
-    ]),
+    ...FAULT_KINDS.map((k): [string, string, string] => [`settle after ${k} (s)`, settleCell(f, k), '']),
     [
       'faults',
       Object.entries(f.faults)
@@ -140,4 +136,13 @@ export function table(f: Figures): string {
   const w0 = Math.max(...rows.map((r) => r[0].length));
   const w1 = Math.max(...rows.map((r) => r[1].length));
   return rows.map(([a, b, c]) => `${a.padEnd(w0)}  ${b.padEnd(w1)}  ${c}`.trimEnd()).join('\n');
+}
+
+/** One fault kind's settle times, or why there are none: every kind has its row, injected or not. */
+function settleCell(f: Figures, kind: FaultKind): string {
+  const s = f.settleSeconds[kind];
+  const n = f.faults[kind] ?? 0;
+  if (!s) return n ? `injected ${n}, no quiet point after it settled` : 'not injected';
+  const unsettled = n > s.n ? `; ${n - s.n} of ${n} did not settle` : '';
+  return `p50 ${s.p50}, max ${s.max} after its end; p50 ${s.quietP50}, max ${s.quietMax} after the load stopped (n=${s.n})${unsettled}`;
 }

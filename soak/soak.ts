@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ApiError, type KubeClient } from '../kube/client.js';
 import { Checker } from './checker.js';
 import { hncObject } from './kinds.js';
-import { FaultInjector, type Fault, type FaultTarget } from './faults.js';
+import { FaultInjector, type Fault, type FaultKind, type FaultTarget } from './faults.js';
 import { figures, table, type Figures, type QuietPoint } from './figures.js';
 import { Prng } from './prng.js';
 import { QuotaWatch } from './quota.js';
@@ -31,6 +31,8 @@ export interface SoakOptions {
   userClient(name: string): Promise<KubeClient>;
   /** What the faults act on; none when absent (a dry run against a cluster without a node). */
   faults?: FaultTarget;
+  /** Fault kinds to inject first, in this order, before the seeded choice. */
+  faultOrder?: FaultKind[];
   log(line: string): void;
   /** Called after each quiet point (e.g. to keep the manager pods' logs before a fault deletes a pod). */
   afterQuietPoint?(): void;
@@ -51,7 +53,7 @@ export async function runSoak(opts: SoakOptions): Promise<Figures> {
     leads.push(new Lead(user, await opts.userClient(user), team, world, new Prng(opts.seed + 7919 * (i + 1)), requests, judged));
   }
   const admin = new Admin(opts.admin, new Prng(opts.seed + 104_729), requests);
-  const injector = opts.faults && new FaultInjector(opts.faults, new Prng(opts.seed));
+  const injector = opts.faults && new FaultInjector(opts.faults, new Prng(opts.seed), [...(opts.faultOrder ?? [])]);
   const quota = new QuotaWatch(opts.admin, world);
   const quietPoints: QuietPoint[] = [];
   const faults: Fault[] = [];

@@ -2,22 +2,42 @@
 // the serving certificate in a Secret in its namespace (so every replica serves the same one),
 // renews the serving certificate before it expires without a restart, and hands out the CA bundle
 // for the webhook configurations. Or it takes certificate files (for cert-manager).
+//
+// Rotation (docs/webhooks.md#certificates): an admin deletes the Secret. Every replica watches it,
+// so one of them issues a new CA and certificate at once and every replica swaps them in within
+// moments. The CA before stays in the Secret (`ca-previous.crt`) for PREVIOUS_CA_GRACE_MS and in
+// the CA bundle, so that the API server trusts a replica that still serves the old certificate
+// for the moment it takes to see the new one.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CertificateAuthority, certificateExpiry } from '../kube/pki.js';
 import { isAlreadyExists, isNotFound, type KubeClient } from '../kube/client.js';
 import type { Logger } from '../kube/log.js';
+import { Reflector } from '../kube/watch/reflector.js';
 
 export interface ServingCerts {
   cert: string;
   key: string;
-  /** PEM of the CA that signed `cert`, for the configurations' caBundle (absent with cert files when cert-manager injects it). */
+  /**
+   * PEM of the CAs to trust, for the configurations' caBundle: the one that signed `cert`, and
+   * during a CA change the one before (absent with cert files when cert-manager injects it).
+   */
   ca?: string;
+  /** During a CA change: when the CA before stops being trusted (ms since the epoch). */
+  previousCaUntil?: number;
 }
 
 export const CERT_SECRET = 'hnc-webhook-server-cert';
 const DAY_MS = 24 * 3600 * 1000;
 const SANS_ANNOTATION = 'hnc.x-k8s.io/serving-names';
+const PREVIOUS_UNTIL_ANNOTATION = 'hnc.x-k8s.io/previous-ca-until';
+const PREVIOUS_CA_KEY = 'ca-previous.crt';
+/**
+ * How long the CA before a new one stays trusted: every replica watches the Secret and swaps in
+ * moments, but one that cannot reach the API server (a network cut) only sees it when it can.
+ */
+export const PREVIOUS_CA_GRACE_MS = 2 * 60_000;
+const RETRY_MS = 5_000;
 
 interface Secret {
   metadata: { name: string; namespace: string; resourceVersion?: string; annotations?: Record<string, string> };
@@ -37,22 +57,35 @@ export interface InternalCertOptions {
   /** Serving certificates live this long (default 365 days) and are renewed this close to expiry (default 30). */
   validityDays?: number;
   renewBeforeDays?: number;
+  /** How long the CA before a new one stays in the CA bundle (default PREVIOUS_CA_GRACE_MS). */
+  previousCaGraceMs?: number;
   logger: Logger;
 }
 
 export class InternalCertificates {
   private timer?: ReturnType<typeof setInterval>;
+  private graceTimer?: ReturnType<typeof setTimeout>;
+  private watch?: Reflector<Secret & { metadata: { uid?: string } }>;
+  /** The CA that signed the certificate ensure() last returned: the previous CA if the Secret is deleted. */
+  private lastCa?: string;
+  private checking?: Promise<void>;
+  private checkAgain = false;
+  private stopped = false;
   constructor(private readonly opts: InternalCertOptions) {}
 
+  private get name(): string {
+    return this.opts.secretName ?? CERT_SECRET;
+  }
+
   private get path(): string {
-    return `/api/v1/namespaces/${this.opts.namespace}/secrets/${this.opts.secretName ?? CERT_SECRET}`;
+    return `/api/v1/namespaces/${this.opts.namespace}/secrets/${this.name}`;
   }
 
   private get names(): string {
     return [...this.opts.dnsNames, ...(this.opts.ips ?? [])].sort().join(',');
   }
 
-  /** Reads the Secret, creating or renewing what is missing, stale or for other names. */
+  /** Reads the Secret, creating or renewing what is missing, stale or for other names, and dropping a previous CA whose time is over. */
   async ensure(now = Date.now()): Promise<ServingCerts> {
     for (;;) {
       const secret = await this.opts.client.get<Secret>(this.path).catch((e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)));
@@ -62,16 +95,17 @@ export class InternalCertificates {
         current &&
         certificateExpiry(current.cert).getTime() - now > renewBefore &&
         secret?.metadata.annotations?.[SANS_ANNOTATION] === this.names;
-      if (fresh) return { cert: current.cert, key: current.key, ca: current.ca };
-      const next = await this.issue(secret, now);
+      const previousOver = previousUntil(secret) !== undefined && previousUntil(secret)! <= now;
+      if (fresh && !previousOver) return this.served(secret!, now);
+      const next = fresh ? withoutPrevious(secret!) : await this.issue(secret, now);
       try {
         if (secret) await this.opts.client.replace(this.path, next);
         else await this.opts.client.create(`/api/v1/namespaces/${this.opts.namespace}/secrets`, next);
         this.opts.logger.info(
-          { namespace: this.opts.namespace, secret: next.metadata.name, names: this.names },
-          'issued the webhook serving certificate',
+          { namespace: this.opts.namespace, secret: next.metadata.name, names: this.names, previousCa: previousUntil(next) !== undefined },
+          fresh ? 'the previous webhook CA is no longer trusted' : 'issued the webhook serving certificate',
         );
-        return this.read(next)!;
+        return this.served(next, now);
       } catch (err) {
         // Another replica wrote it first: read theirs.
         if (!isAlreadyExists(err) && (err as { code?: number }).code !== 409) throw err;
@@ -79,27 +113,71 @@ export class InternalCertificates {
     }
   }
 
-  /** Checks periodically and calls onRenew with new certificates when they were renewed. */
-  startRenewal(onRenew: (certs: ServingCerts) => void, everyMs = 12 * 3600 * 1000): void {
-    let last: string | undefined;
-    this.timer = setInterval(() => {
-      this.ensure()
-        .then((c) => {
-          if (last !== undefined && c.cert !== last) onRenew(c);
-          last = c.cert;
-        })
-        .catch((err: unknown) =>
-          this.opts.logger.warn({ err: (err as Error).message }, 'checking the webhook certificate failed; will retry'),
-        );
-    }, everyMs);
+  /**
+   * Follows the Secret from `current` on: any change to it (an admin deleting it, another replica
+   * renewing it) is checked at once, expiry every `everyMs`, and a previous CA dropped when its
+   * time is over; onRenew is called with the certificates whenever they or the CA bundle changed.
+   */
+  startRenewal(current: ServingCerts, onRenew: (certs: ServingCerts) => Promise<void> | void, everyMs = 12 * 3600 * 1000): void {
+    let last = current;
+    this.lastCa ??= firstPem(current.ca);
+    const check = async () => {
+      const c = await this.ensure();
+      if (c.cert !== last.cert || c.ca !== last.ca) await onRenew(c);
+      last = c;
+      this.scheduleGraceEnd(c, () => this.check(check));
+    };
+    this.scheduleGraceEnd(current, () => this.check(check));
+    this.timer = setInterval(() => this.check(check), everyMs);
     this.timer.unref();
-    void this.ensure()
-      .then((c) => (last = c.cert))
-      .catch(() => undefined);
+    this.watch = new Reflector({
+      client: this.opts.client,
+      path: `/api/v1/namespaces/${this.opts.namespace}/secrets`,
+      fieldSelector: `metadata.name=${this.name}`,
+      name: this.name,
+      logger: this.opts.logger,
+    });
+    this.watch.addHandler(() => this.check(check));
+    this.watch.start();
+  }
+
+  /** One check at a time; a change during one runs another; a failure is retried. */
+  private check(run: () => Promise<void>): void {
+    this.checkAgain = true;
+    if (this.checking || this.stopped) return;
+    this.checking = (async () => {
+      while (this.checkAgain && !this.stopped) {
+        this.checkAgain = false;
+        await run().catch((err: unknown) => {
+          this.opts.logger.warn({ err: (err as Error).message }, 'checking the webhook certificate failed; will retry');
+          setTimeout(() => this.check(run), RETRY_MS).unref();
+        });
+      }
+    })().finally(() => (this.checking = undefined));
+  }
+
+  private scheduleGraceEnd(c: ServingCerts, check: () => void): void {
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    if (c.previousCaUntil === undefined || this.stopped) return;
+    this.graceTimer = setTimeout(check, Math.max(0, c.previousCaUntil - Date.now()));
+    this.graceTimer.unref();
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    void this.watch?.stop();
+  }
+
+  /** What a Secret holds for serving, the previous CA in the bundle while its time lasts. */
+  private served(secret: Secret, now: number): ServingCerts {
+    const { cert, key, ca } = this.read(secret)!;
+    this.lastCa = ca;
+    const until = previousUntil(secret);
+    const previous = unb64(secret.data?.[PREVIOUS_CA_KEY]);
+    if (until === undefined || until <= now || !previous || previous === ca) return { cert, key, ca };
+    return { cert, key, ca: `${ca.trimEnd()}\n${previous.trimEnd()}\n`, previousCaUntil: until };
   }
 
   private read(secret: Secret | undefined): (ServingCerts & { ca: string; caKey: string }) | undefined {
@@ -124,17 +202,52 @@ export class InternalCertificates {
       ips: this.opts.ips,
       days: this.opts.validityDays ?? 365,
     });
+    // A new CA: the one replicas serve now (the Secret's, or ours if it was deleted) stays trusted for a while.
+    const before = old?.ca ?? this.lastCa;
+    const previous = before && before !== ca.certPem ? before : undefined;
+    const kept = withoutPrevious(existing ?? { metadata: { name: this.name, namespace: this.opts.namespace } });
     return {
-      ...(existing ?? {}),
+      ...kept,
       metadata: {
-        ...(existing?.metadata ?? { name: this.opts.secretName ?? CERT_SECRET, namespace: this.opts.namespace }),
-        annotations: { ...(existing?.metadata.annotations ?? {}), [SANS_ANNOTATION]: this.names },
+        ...kept.metadata,
+        annotations: {
+          ...(kept.metadata.annotations ?? {}),
+          [SANS_ANNOTATION]: this.names,
+          ...(previous
+            ? { [PREVIOUS_UNTIL_ANNOTATION]: new Date(now + (this.opts.previousCaGraceMs ?? PREVIOUS_CA_GRACE_MS)).toISOString() }
+            : {}),
+        },
       },
       // A Secret's type cannot change: HNC's default.yaml made this one Opaque (its rotator fills it).
       type: existing?.type ?? 'kubernetes.io/tls',
-      data: { 'tls.crt': b64(serving.cert), 'tls.key': b64(serving.key), 'ca.crt': b64(ca.certPem), 'ca.key': b64(ca.keyPem) },
+      data: {
+        'tls.crt': b64(serving.cert),
+        'tls.key': b64(serving.key),
+        'ca.crt': b64(ca.certPem),
+        'ca.key': b64(ca.keyPem),
+        ...(previous ? { [PREVIOUS_CA_KEY]: b64(previous) } : {}),
+      },
     };
   }
+}
+
+/** When the previous CA in the Secret stops being trusted, if it holds one. */
+function previousUntil(secret: Secret | undefined): number | undefined {
+  const at = secret?.metadata.annotations?.[PREVIOUS_UNTIL_ANNOTATION];
+  return at && secret?.data?.[PREVIOUS_CA_KEY] ? Date.parse(at) : undefined;
+}
+
+/** The Secret without a previous CA. */
+function withoutPrevious(secret: Secret): Secret {
+  const { [PREVIOUS_UNTIL_ANNOTATION]: _a, ...annotations } = secret.metadata.annotations ?? {};
+  const { [PREVIOUS_CA_KEY]: _d, ...data } = secret.data ?? {};
+  return { ...secret, metadata: { ...secret.metadata, annotations }, data };
+}
+
+/** The first certificate of a PEM bundle. */
+function firstPem(pem: string | undefined): string | undefined {
+  const end = '-----END CERTIFICATE-----';
+  return pem?.includes(end) ? `${pem.slice(0, pem.indexOf(end) + end.length)}\n` : undefined;
 }
 
 /** Certificates from a folder (tls.crt, tls.key, optional ca.crt), as cert-manager mounts them. */

@@ -222,17 +222,34 @@ export class Webhooks {
       }
     }
     if (opts.registerConfigurations !== false) this.watchConfigurations();
-    this.certs?.startRenewal((c) => {
-      this.server?.setCertificate(c.cert, c.key);
-      this.thread?.setCertificate(c.cert, c.key);
-      this.serving = c;
-      void this.register();
-    });
+    this.certs?.startRenewal(this.serving, (c) => this.swapCertificates(c));
     await this.register();
     opts.logger.info({ port: this.port }, 'webhooks serving');
   }
 
-  /** The CA that signed the serving certificate (internal certificates only). */
+  /**
+   * New certificates or CA bundle (renewed, or an admin rotated them): the configurations get the
+   * new bundle before this replica serves a certificate that needs it, so that the API server never
+   * meets a certificate it does not trust yet. The bundle holds the CA before for a while, so the
+   * replicas that still serve the old one are trusted too.
+   */
+  private async swapCertificates(c: ServingCerts): Promise<void> {
+    const served = this.serving?.cert;
+    this.serving = c;
+    await this.register().catch((err: unknown) => {
+      this.opts.logger.warn({ err: (err as Error).message }, 'could not write the new CA bundle; serving the new certificate anyway');
+      this.repair();
+    });
+    if (c.cert === served) return;
+    this.server?.setCertificate(c.cert, c.key);
+    this.thread?.setCertificate(c.cert, c.key);
+    this.opts.logger.info(
+      { previousCaUntil: c.previousCaUntil && new Date(c.previousCaUntil).toISOString() },
+      'serving the new webhook certificate',
+    );
+  }
+
+  /** The CAs to trust for a replica's serving certificate (internal certificates only; two during a CA change). */
   get ca(): string | undefined {
     return this.serving?.ca;
   }

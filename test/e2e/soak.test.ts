@@ -5,12 +5,12 @@
 // and any HRQ over-admission.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isNotFound } from '../../kube/client.js';
 import { renderInstall, DEPLOY_HRQ_KUSTOMIZATION } from '../../scripts/build-install.js';
 import { runSoak, inScope } from '../../soak/soak.js';
-import type { ManagerPod } from '../../soak/faults.js';
+import { FAULT_KINDS, type FaultKind, type ManagerPod } from '../../soak/faults.js';
 import { hncObject } from '../../soak/kinds.js';
 import { TestCluster, eventually, update } from '../support/cluster.js';
 import { HNC_IMAGE } from './global-setup.js';
@@ -29,6 +29,8 @@ import {
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 5);
 const SEED = Number(process.env.SOAK_SEED ?? 30);
 const OUT = process.env.SOAK_OUT ?? `/tmp/hnc-soak-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+/** Fault kinds to inject first, in order (comma-separated), before the seeded choice. */
+const FAULT_ORDER = (process.env.SOAK_FAULTS ?? '').split(',').filter(Boolean) as FaultKind[];
 const SECRETS_CONFIGMAPS_GRANT = 'deploy/optional/propagate-secrets-configmaps';
 
 let cluster: TestCluster;
@@ -76,6 +78,8 @@ async function removeSoakNamespaces(): Promise<void> {
 }
 
 beforeAll(async () => {
+  const unknown = FAULT_ORDER.filter((k) => !FAULT_KINDS.includes(k));
+  if (unknown.length) throw new Error(`SOAK_FAULTS: unknown fault kinds ${unknown.join(', ')} (known: ${FAULT_KINDS.join(', ')})`);
   mkdirSync(OUT, { recursive: true });
   cluster = await TestCluster.connect();
   await ensureInstalled(cluster);
@@ -97,6 +101,7 @@ describe('soak', () => {
         minutes: MINUTES,
         seed: SEED,
         outDir: OUT,
+        faultOrder: FAULT_ORDER,
         admin: cluster.admin,
         userClient: async (name) => (await cluster.user(name)).client,
         faults: {
@@ -116,6 +121,8 @@ describe('soak', () => {
               120_000,
             );
           },
+          apiServerPort: () =>
+            (JSON.parse(readFileSync(`${inject('stateDir')}/state.json`, 'utf8')) as { ports: { apiserver: number } }).ports.apiserver,
           log: (l) => process.stderr.write(`${l}\n`),
         },
         log: (l) => process.stderr.write(`${l}\n`),
