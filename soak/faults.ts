@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { isNotFound, type KubeClient } from '../kube/client.js';
 import { MAX_RESTARTS, RESTART_WINDOW_MS } from '../local-cluster/control-plane.js';
 import type { Prng } from './prng.js';
-import { bundleFingerprints, cutFromApiServer, fingerprint, presentedFingerprint, removeCuts } from './probes.js';
+import { bundleFingerprints, cutFromApiServer, cutPackets, fingerprint, presentedFingerprint, removeCuts } from './probes.js';
 
 export const FAULT_KINDS = [
   'delete-leader',
@@ -42,8 +42,6 @@ export interface FaultTarget {
   waitRolledOut(): Promise<unknown>;
   /** Waits until the API server answers again. */
   waitApiServer(): Promise<void>;
-  /** The port kube-apiserver listens on (on the host). */
-  apiServerPort(): number;
   log(line: string): void;
 }
 
@@ -239,17 +237,22 @@ export class FaultInjector {
     if (!pods.length) throw new Error('no ready manager pod to cut off');
     const pod = this.prng.pick(pods);
     const leader = (await this.target.leaseHolder()) === pod.metadata.name;
+    const svc = await this.target.admin.get<{ spec: { clusterIP: string; ports: Array<{ port: number }> } }>(
+      '/api/v1/namespaces/default/services/kubernetes',
+    );
     removeCuts();
     const t0 = Date.now();
-    cutFromApiServer(pod.status.podIP!, this.target.apiServerPort());
+    cutFromApiServer(pod.status.podIP!, { ip: svc.spec.clusterIP, port: svc.spec.ports[0]!.port });
     let seen: string[];
+    let dropped: number;
     try {
       seen = await this.watchCut(pod.metadata.name, t0);
     } finally {
+      dropped = cutPackets();
       removeCuts();
     }
     const who = `${pod.metadata.name} (${pod.status.podIP}${leader ? ', the leader' : ''})`;
-    return `cut ${who} from the API server for ${CUT_MS / 1000} s (iptables DROP), then the rule removed; ${seen.join('; ') || 'it stayed Ready and the Lease did not move'}`;
+    return `cut ${who} from the API server for ${CUT_MS / 1000} s (iptables DROP, ${dropped} packets dropped), then the rule removed; ${seen.join('; ') || 'it stayed Ready and the Lease did not move'}`;
   }
 
   /** Until CUT_MS after t0, once a second: when the pod stops being Ready and when the Lease changes hands. */

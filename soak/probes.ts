@@ -28,29 +28,39 @@ export function bundleFingerprints(pem: string): string[] {
 const CUT_COMMENT = 'hnc-soak-cut';
 
 /**
- * The rule that drops a pod's packets to the API server. They reach the host's INPUT chain on the
- * API server's own port, after the node's DNAT of the kubernetes Service (docs/real-node.md); the
- * kubelet's probes go the other way (host to pod) and their answers to other ports, so they pass.
+ * The rule that drops a pod's packets to the API server, at the `kubernetes` Service's address
+ * (they are DNATed to the API server after). In the raw table, which comes before that DNAT and
+ * which neither kube-proxy nor kube-router touch: in filter INPUT, kube-router's own jump, put
+ * back first whenever a NetworkPolicy changes, accepts the pod's packets before the rule. The
+ * kubelet's probes go the other way (host to pod) and their answers to the host's address, so
+ * they pass.
  */
-const cutRule = (podIp: string, apiPort: number) => [
-  'INPUT',
-  ...['-s', `${podIp}/32`, '-p', 'tcp', '--dport', String(apiPort)],
+const cutRule = (podIp: string, service: { ip: string; port: number }) => [
+  ...['-s', `${podIp}/32`, '-d', `${service.ip}/32`, '-p', 'tcp', '--dport', String(service.port)],
   ...['-m', 'comment', '--comment', CUT_COMMENT, '-j', 'DROP'],
 ];
 
 function iptables(args: string[]): { ok: boolean; out: string } {
-  const r = spawnSync('iptables', ['-w', '5', ...args], { encoding: 'utf8' });
+  const r = spawnSync('iptables', ['-w', '5', '-t', 'raw', ...args], { encoding: 'utf8' });
   return { ok: r.status === 0, out: `${r.stdout}${r.stderr}` };
 }
 
-export function cutFromApiServer(podIp: string, apiPort: number): void {
-  const r = iptables(['-I', ...cutRule(podIp, apiPort).slice(0, 1), '1', ...cutRule(podIp, apiPort).slice(1)]);
+export function cutFromApiServer(podIp: string, service: { ip: string; port: number }): void {
+  const r = iptables(['-I', 'PREROUTING', '1', ...cutRule(podIp, service)]);
   if (!r.ok) throw new Error(`iptables could not cut ${podIp} from the API server: ${r.out}`);
+}
+
+/** How many packets the cut rules dropped so far (proof that the cut cut). */
+export function cutPackets(): number {
+  const lines = iptables(['-L', 'PREROUTING', '-v', '-x', '-n'])
+    .out.split('\n')
+    .filter((l) => l.includes(CUT_COMMENT));
+  return lines.reduce((sum, l) => sum + Number(l.trim().split(/\s+/)[0]), 0);
 }
 
 /** Removes every cut rule (ours from this run, or one a killed run left). */
 export function removeCuts(): void {
-  const rules = iptables(['-S', 'INPUT'])
+  const rules = iptables(['-S', 'PREROUTING'])
     .out.split('\n')
     .filter((l) => l.includes(CUT_COMMENT));
   for (const rule of rules) {

@@ -5,7 +5,7 @@
 // and any HRQ over-admission.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isNotFound } from '../../kube/client.js';
 import { renderInstall, DEPLOY_HRQ_KUSTOMIZATION } from '../../scripts/build-install.js';
@@ -121,8 +121,6 @@ describe('soak', () => {
               120_000,
             );
           },
-          apiServerPort: () =>
-            (JSON.parse(readFileSync(`${inject('stateDir')}/state.json`, 'utf8')) as { ports: { apiserver: number } }).ports.apiserver,
           log: (l) => process.stderr.write(`${l}\n`),
         },
         log: (l) => process.stderr.write(`${l}\n`),
