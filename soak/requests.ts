@@ -36,7 +36,10 @@ export function classify(err: unknown): Refusal {
   const r = (kind: RefusalKind): Refusal => ({ kind, code, message });
   if (WEBHOOK_UNREACHABLE.test(message)) return r('hnc-unavailable');
   if (/exceeded (hierarchical )?quota/i.test(message)) return r('quota');
-  if (/admission webhook "[^"]*hnc\.x-k8s\.io" denied the request/.test(message)) return r(code === 503 ? 'hnc-unavailable' : 'hnc-rule');
+  // 503: HNC says it cannot answer now; 500: it could not decide (its own API calls failed, e.g. a
+  // SubjectAccessReview with no answer from a replica cut off from the API server): no rule either way.
+  if (/admission webhook "[^"]*hnc\.x-k8s\.io" denied the request/.test(message))
+    return r(code === 503 || code === 500 ? 'hnc-unavailable' : 'hnc-rule');
   if (code === 503 || code === 504 || code === 500) return r('apiserver-unavailable');
   if (/because it is being terminated|being deleted/i.test(message)) return r('terminating');
   if (code === 403 && /cannot \w+ resource/.test(message)) return r('rbac');
