@@ -7,6 +7,7 @@ import { namespaceConditions } from '../core/hierarchy/plan.js';
 import type { HierarchyPolicy } from '../core/hierarchy/policy.js';
 import type { PropagationOptions } from '../core/propagation/decide.js';
 import type { KubeClient } from '../kube/client.js';
+import type { CredentialsRejectedError } from '../kube/credentials.js';
 import { HierarchyCache } from '../kube/hierarchy-cache.js';
 import { QuotaCache } from '../kube/quota-cache.js';
 import { identityWithAddress, QuotaRouter } from '../webhooks/hrq-router.js';
@@ -74,6 +75,12 @@ export interface Hnc {
   metrics: Metrics;
   leader?: LeaderElector;
   probePorts: { health?: number; metrics?: number };
+  /**
+   * Resolves when this replica can no longer work: the API server keeps rejecting its credentials
+   * (kube/credentials.ts). Its webhooks have stopped answering by then; the caller stops the rest
+   * and exits (cmd/run-hnc.ts). Never rejects.
+   */
+  failed: Promise<Error>;
   /** Stops taking work, finishes in-flight writes, releases the lease, stops everything. */
   stop(): Promise<void>;
 }
@@ -175,6 +182,15 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
           .catch((err: unknown) => opts.logger.error({ err: (err as Error).message }, 'could not update the objects webhook rules')),
     );
   }
+  // One stop of the webhooks, whichever asks first: a rejection of the credentials, or stop().
+  let webhooksStopped: Promise<void> | undefined;
+  const stopWebhooks = (drain: boolean) => (webhooksStopped ??= webhooks?.stop({ drain }) ?? Promise.resolve());
+  const failed = new Promise<Error>((resolve) => {
+    opts.client.credentialRejections.onRejected((err) => {
+      onCredentialsRejected(err, opts, stopWebhooks);
+      resolve(err);
+    });
+  });
   // A burst's young generation is given back once the controller's thread is idle (the image's --expose-gc).
   const trimmer = trimYoungGenerationWhenIdle({ logger: opts.logger });
   const health = await serveProbes(opts.healthAddress ?? '', { ready: () => cache.synced && (webhooks?.synced ?? true) });
@@ -214,13 +230,14 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
     metrics,
     leader,
     probePorts: { health: health?.port, metrics: metricsServer?.port },
+    failed,
     async stop() {
       // Every loop ends on stop; what still waits on an API server that does not answer after the
       // grace is cut off, so a stop takes seconds whatever the cluster's state.
       const cut = setTimeout(() => opts.client.close('HNC is stopping'), STOP_GRACE_MS);
       try {
         // The webhooks drain (behind a Service) while the controller stops.
-        const webhooksStopped = webhooks?.stop();
+        const webhooksStopped = stopWebhooks(true);
         await m.stop(); // drains in-flight reconciles
         await leader?.stop(); // then hands the lease over
         await webhooksStopped;
@@ -234,4 +251,18 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       }
     },
   };
+}
+
+/**
+ * The API server keeps rejecting HNC's credentials (a force-deleted pod, a revoked token): its
+ * watches cannot resume, so every admission answer would come from a forest that no longer follows
+ * the cluster. The webhook server closes at once, its kept-alive connections with it, so that the
+ * API server calls another replica (or, with none, refuses only HNC's own operations).
+ */
+function onCredentialsRejected(err: CredentialsRejectedError, opts: HncOptions, stopWebhooks: (drain: boolean) => Promise<void>): void {
+  opts.logger.fatal(
+    { err: err.message, rejections: err.rejections, forMs: err.forMs, lastRequest: err.lastRequest, server: opts.client.server },
+    'credentials rejected by the API server: this replica stops answering admission reviews and exits',
+  );
+  stopWebhooks(false).catch((e: unknown) => opts.logger.error({ err: (e as Error).message }, 'could not stop the webhook server'));
 }

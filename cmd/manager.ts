@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   const webhooks = webhookPlacement(manager, { inCluster: runningInCluster(flags.kubeconfig), server: client.server });
   const hnc = await startHncFromFlags(client, manager, logger, { local: false, given, webhooks });
   logger.info({ server: client.server }, 'HNC is running');
-  runUntilSignal(() => hnc.stop());
+  runUntilSignal(() => hnc.stop(), { fatal: hnc.failed });
 }
 
 main().catch((err: unknown) => {

@@ -182,12 +182,18 @@ export interface SignalOptions {
   graceMs?: number;
   /** What must not be left behind when the process ends without a full stop (synchronous, best effort). */
   abandon?: () => void;
+  /**
+   * Resolves when HNC cannot go on (Hnc.failed: its credentials are rejected): then the same stop
+   * as on a signal, and an exit with code 1, for the kubelet to restart the container (or, its pod
+   * gone, for another replica to answer instead).
+   */
+  fatal?: Promise<Error>;
 }
 
 /**
  * Runs until SIGINT or SIGTERM, then `stop` (HNC first, then whatever it ran on). A second signal
  * (not a relay of the first), or a stop that takes longer than the grace, ends the process at once
- * after `abandon`.
+ * after `abandon`. A `fatal` failure stops the same way, then exits with code 1.
  */
 export function runUntilSignal(stop: () => Promise<void>, opts: SignalOptions = {}): void {
   const graceMs = opts.graceMs ?? 20_000;
@@ -200,24 +206,31 @@ export function runUntilSignal(stop: () => Promise<void>, opts: SignalOptions = 
       process.exit(1);
     }
   };
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (firstAt !== undefined) {
-      if (Date.now() - firstAt < RELAYED_SIGNAL_MS) return;
-      exitNow(`${signal} again`);
-    }
+  /** The one stop: `why` is printed first; the process then exits with `code` (1 if the stop fails). */
+  const stopAndExit = (why: string, code: number) => {
     firstAt = Date.now();
-    process.stderr.write(`${signal}: stopping ...\n`);
+    process.stderr.write(`${why}: stopping ...\n`);
     setTimeout(() => exitNow(`still stopping after ${graceMs / 1000} s`), graceMs).unref();
     stop().then(
-      () => process.exit(0),
+      () => process.exit(code),
       (err: unknown) => {
         process.stderr.write(`hnc: stopping failed: ${err instanceof Error ? err.message : String(err)}\n`);
         process.exit(1);
       },
     );
   };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (firstAt !== undefined) {
+      if (Date.now() - firstAt < RELAYED_SIGNAL_MS) return;
+      exitNow(`${signal} again`);
+    }
+    stopAndExit(signal, 0);
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  void opts.fatal?.then((err) => {
+    if (firstAt === undefined) stopAndExit(`hnc: ${err.message}`, 1);
+  });
   // Keep the process alive until a signal arrives.
   setInterval(() => undefined, 1 << 30);
 }

@@ -156,7 +156,7 @@ async function main(): Promise<void> {
     },
     // Cut short, the control plane's processes are killed and a throwaway folder (its CA key
     // included) is removed; a node's host changes are undone by the next start (docs/real-node.md).
-    { abandon: () => cp?.abandon() },
+    { abandon: () => cp?.abandon(), fatal: hnc?.failed },
   );
 }
 

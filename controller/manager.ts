@@ -15,6 +15,7 @@ import { EventRecorder } from '../kube/events.js';
 import type { PropagationOptions } from '../core/propagation/decide.js';
 import { HierarchyReconciler } from './hierarchy/reconciler.js';
 import { HrqController } from './hrq/controller.js';
+import { SingletonGate } from './hrq/gate.js';
 import { QuotaCache } from '../kube/quota-cache.js';
 
 export interface ManagerOptions {
@@ -50,7 +51,7 @@ export class Manager {
   readonly config: ConfigController;
   private readonly isLeader: () => boolean;
   private readonly events: EventRecorder;
-  private readonly unsubscribe: () => void;
+  private readonly unsubscribe: Array<() => void> = [];
   /** The HRQ reconcilers and their caches, when HRQs are enabled. */
   readonly hrq?: { controller: HrqController; quotas: QuotaCache; ownsQuotas: boolean };
 
@@ -68,9 +69,12 @@ export class Manager {
       anchors: new WorkQueue({ name: 'anchors', itemBackoff: backoff, metrics: queueMetrics(opts.metrics, 'anchors') }),
     };
     this.isLeader = opts.isLeader ?? (() => true);
-    this.unsubscribe = this.cache.onAffected((a) => this.enqueue(a));
+    this.unsubscribe.push(this.cache.onAffected((a) => this.enqueue(a)));
     const events = new EventRecorder(this.writer, this.log);
     this.events = events;
+    const quotas = opts.hrq && (opts.hrq.quotas ?? new QuotaCache(opts.client, this.cache, this.log));
+    // Copies wait for a namespace's HRQ singleton to be in force, so users let in by a RoleBinding copy are counted.
+    const gate = quotas && new SingletonGate(quotas, this.log.child({ reconciler: 'objects' }));
     this.config = new ConfigController({
       client: opts.client,
       cache: this.cache,
@@ -81,9 +85,10 @@ export class Manager {
       options: opts.propagation,
       isLeader: this.isLeader,
       metrics: opts.metrics,
+      holdCopies: gate && ((ns) => gate.hold(ns)),
     });
-    if (opts.hrq) {
-      const quotas = opts.hrq.quotas ?? new QuotaCache(opts.client, this.cache, this.log);
+    if (opts.hrq && quotas && gate) {
+      this.unsubscribe.push(gate.onWake((namespaces) => this.config.replan(namespaces)));
       const controller = new HrqController({
         quotas,
         writer: this.writer,
@@ -92,6 +97,7 @@ export class Manager {
         workers: opts.workers ?? 10,
         syncIntervalMs: opts.hrq.syncIntervalMs,
         isLeader: this.isLeader,
+        singletonWriteFailed: (ns, failed) => gate.writeFailed(ns, failed),
       });
       this.hrq = { controller, quotas, ownsQuotas: !opts.hrq.quotas };
     }
@@ -135,7 +141,7 @@ export class Manager {
 
   /** Stops taking work, lets in-flight reconciles finish, and stops the caches (if ours). */
   async stop(): Promise<void> {
-    this.unsubscribe();
+    for (const u of this.unsubscribe.splice(0)) u();
     await Promise.all(Object.values(this.queues).map((q) => q.shutdown()));
     await this.config.stop();
     if (this.hrq) {

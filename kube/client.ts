@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 // configurations our own loader leaves to it (exec plugins, auth-providers) or when a caller
 // hands us a KubeConfig.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { CredentialRejections } from './credentials.js';
 import { loadKubeconfig, type ClusterConnection, type Headers } from './kubeconfig.js';
 import { openTunnel, proxyFor } from './proxy.js';
 
@@ -220,11 +221,19 @@ export interface ClientSnapshot {
   proxy?: string;
 }
 
-/** Produces the credential headers anew (a rotated token, a refreshed exec credential). */
-type CredentialSource = () => Headers | undefined | Promise<Headers | undefined>;
+/**
+ * Produces the credential headers anew (a rotated token, a refreshed exec credential). `rejected`:
+ * the API server has just answered 401, so a token file is read again at once, not once a minute.
+ */
+type CredentialSource = (rejected?: boolean) => Headers | undefined | Promise<Headers | undefined>;
+
+/** How often credentials are read again while the API server rejects them (else once a minute). */
+const REREAD_WHILE_REJECTED_MS = 1_000;
 
 export class KubeClient {
   private refreshedAt = Date.now();
+  /** When the credentials were last read anew because of a 401. */
+  private rereadAt = 0;
 
   /** The server's host, port and path prefix, parsed once (undefined: not https, every request goes through URL). */
   private readonly origin: { hostname: string; port: string; prefix: string } | undefined;
@@ -234,6 +243,8 @@ export class KubeClient {
     private base: https.RequestOptions,
     private readonly credentials: CredentialSource,
     private readonly calls: CallOptions = {},
+    /** Shared by the clients withOwnConnections() makes: one identity, one verdict. */
+    private readonly rejections = new CredentialRejections(),
   ) {
     const u = new URL(server);
     // URL keeps an IPv6 address in brackets; a request's hostname is the bare address (as node's own urlToHttpOptions gives it).
@@ -246,16 +257,21 @@ export class KubeClient {
 
   /**
    * Credentials can change under a running process (a pod's projected service-account token is
-   * rotated on disk): re-read them once a minute. A failed refresh keeps the previous headers.
+   * rotated on disk): re-read them once a minute, and every second while the API server answers
+   * 401, so that a rejection is never blamed on a credential that was already replaced. A failed
+   * refresh keeps the previous headers.
    */
   private refreshCredentials(): void {
-    if (Date.now() - this.refreshedAt < 60_000) return;
-    this.refreshedAt = Date.now();
+    const rejected = this.rejections.suspect;
+    const now = Date.now();
+    if (rejected ? now - this.rereadAt < REREAD_WHILE_REJECTED_MS : now - this.refreshedAt < 60_000) return;
+    this.refreshedAt = now;
+    if (rejected) this.rereadAt = now;
     const apply = (headers: Headers | undefined): void => {
       if (headers) this.base = { ...this.base, headers };
     };
     try {
-      const got = this.credentials();
+      const got = this.credentials(rejected);
       if (got instanceof Promise) got.then(apply, () => undefined);
       else apply(got);
     } catch {
@@ -281,7 +297,7 @@ export class KubeClient {
   static fromConnection(conn: ClusterConnection, opts: { maxSockets?: number } = {}): KubeClient {
     const proxy = proxyFor(conn.server, { proxyUrl: conn.proxyUrl });
     const agent = new PoolAgent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64, ...conn.tls, proxy });
-    return new KubeClient(conn.server.replace(/\/$/, ''), { agent, headers: conn.headers() }, () => conn.headers());
+    return new KubeClient(conn.server.replace(/\/$/, ''), { agent, headers: conn.headers() }, (rejected) => conn.headers(rejected));
   }
 
   /** From a client-node KubeConfig (the kubectl plugin, tests). */
@@ -322,7 +338,15 @@ export class KubeClient {
       // The agent closes a free socket idle this long (a request's own timeout applies while it is in use).
       ...(calls.idleSocketMs !== undefined ? { timeout: calls.idleSocketMs } : {}),
     });
-    return new KubeClient(this.server, { ...this.base, agent: own }, this.credentials, calls);
+    return new KubeClient(this.server, { ...this.base, agent: own }, this.credentials, calls, this.rejections);
+  }
+
+  /**
+   * The API server's verdict on this client's credentials, from every answer it gives (a 401 or
+   * not): its onRejected() tells when it keeps rejecting them (kube/credentials.ts).
+   */
+  get credentialRejections(): CredentialRejections {
+    return this.rejections;
   }
 
   /**
@@ -442,6 +466,7 @@ export class KubeClient {
         const onResponse = (res: IncomingMessage) => {
           const chunks: Buffer[] = [];
           const code = res.statusCode ?? 0;
+          this.rejections.answered(code, `${method} ${pathname}`);
           const sink = opts.onChunk && code >= 200 && code < 300 ? opts.onChunk : (c: Buffer) => chunks.push(c);
           res.on('data', sink);
           res.on('end', () => {
@@ -487,9 +512,10 @@ export class KubeClient {
     this.refreshCredentials();
     const u = this.url(path, query);
     return new Promise((resolve, reject) => {
-      const req = https.request(u, { ...this.base, method: 'GET', headers: { ...(this.base.headers ?? {}), accept }, signal }, (res) =>
-        resolve({ req, res }),
-      );
+      const req = https.request(u, { ...this.base, method: 'GET', headers: { ...(this.base.headers ?? {}), accept }, signal }, (res) => {
+        this.rejections.answered(res.statusCode ?? 0, `GET ${u.pathname}`);
+        resolve({ req, res });
+      });
       req.on('error', (err) => reject(new Error(`watch ${u.pathname}: ${err.message}`, { cause: err })));
       req.end();
     });

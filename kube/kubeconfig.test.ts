@@ -291,6 +291,15 @@ current-context: ctx
     expect(conn.headers()).toEqual({ Authorization: 'Bearer third' });
   });
 
+  it('re-reads a token file at once when the API server has rejected the token it holds', () => {
+    const dir = dirWith({ config: simple('https://x', '{tokenFile: token}'), token: 'first\n' });
+    const conn = direct(isolated({ path: join(dir, 'config'), now: () => 1_000_000 }));
+    expect(conn.headers()).toEqual({ Authorization: 'Bearer first' });
+    writeFileSync(join(dir, 'token'), 'second');
+    expect(conn.headers()).toEqual({ Authorization: 'Bearer first' });
+    expect(conn.headers(true)).toEqual({ Authorization: 'Bearer second' });
+  });
+
   it('fails clearly on an unreadable token file, unless an inline token is there to fall back on', () => {
     const missing = dirWith({ config: simple('https://x', '{tokenFile: nope}') });
     expect(() => loadKubeconfig(isolated({ path: join(missing, 'config') }))).toThrow(

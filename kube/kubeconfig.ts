@@ -44,8 +44,11 @@ export interface ClusterConnection {
   tls: TlsOptions;
   /** The cluster's proxy-url: every request goes through it (kube/proxy.ts; otherwise HTTPS_PROXY and NO_PROXY). */
   proxyUrl?: string;
-  /** The headers for the next request (credentials, impersonation); a token file is re-read at most once a minute. */
-  headers(): Headers;
+  /**
+   * The headers for the next request (credentials, impersonation); a token file is re-read at most
+   * once a minute, or now if `rejected` (the API server has just refused the token it holds).
+   */
+  headers(rejected?: boolean): Headers;
   /** The context used; undefined in-cluster. */
   context?: string;
   namespace?: string;
@@ -198,7 +201,7 @@ function inCluster(host: string, port: string, saDir: string, now: () => number)
     kind: 'direct',
     server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
     tls: { ca: existsSync(caPath) ? readFile(caPath, 'the in-cluster CA') : undefined, rejectUnauthorized: true },
-    headers: () => ({ Authorization: `Bearer ${token.get()}` }),
+    headers: (rejected) => ({ Authorization: `Bearer ${token.get(rejected)}` }),
     namespace: existsSync(nsPath) ? readFileSync(nsPath, 'utf8').trim() : undefined,
     source: 'in-cluster',
   };
@@ -434,7 +437,7 @@ function readFile(file: string, what: string): Buffer {
   }
 }
 
-function userHeaders(user: RawUser, now: () => number): () => Headers {
+function userHeaders(user: RawUser, now: () => number): (rejected?: boolean) => Headers {
   const fixed: Headers = {};
   if (user.username || user.password)
     fixed.Authorization = `Basic ${Buffer.from(`${user.username ?? ''}:${user.password ?? ''}`).toString('base64')}`;
@@ -447,13 +450,13 @@ function userHeaders(user: RawUser, now: () => number): () => Headers {
   // A token file wins over an inline token, which stays the fallback when the file cannot be read.
   const token = user.tokenFile ? new FileToken(user.tokenFile, now, user.token) : undefined;
   const staticToken = user.token;
-  return () => {
-    const t = token ? token.get() : staticToken;
+  return (rejected) => {
+    const t = token ? token.get(rejected) : staticToken;
     return t ? { ...fixed, Authorization: `Bearer ${t}` } : { ...fixed };
   };
 }
 
-/** A bearer token read from a file, read again at most once a minute (tokens are rotated on disk). */
+/** A bearer token read from a file, read again at most once a minute (tokens are rotated on disk), or when asked. */
 class FileToken {
   private value: string;
   private readAt: number;
@@ -476,9 +479,10 @@ class FileToken {
     return readFileSync(this.path, 'utf8').trim();
   }
 
-  get(): string {
+  /** `force`: read the file again whatever the time (the server refused the token; the caller limits how often). */
+  get(force = false): string {
     const t = this.now();
-    if (t - this.readAt >= TOKEN_FILE_REFRESH_MS) {
+    if (force || t - this.readAt >= TOKEN_FILE_REFRESH_MS) {
       this.readAt = t;
       try {
         this.value = this.read();

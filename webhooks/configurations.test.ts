@@ -6,6 +6,7 @@ import {
   NEEDS_THE_FOREST,
   NEEDS_THE_MUTATOR,
   notByManager,
+  SINGLETON_RAISE,
   validatingConfiguration,
   WRITES_A_SOURCE,
   type ConfigurationInput,
@@ -68,6 +69,14 @@ describe('webhook configurations', () => {
     // The HNC objects' validators still fail closed: they need the forest.
     for (const name of [Webhook.hierarchyConfigurations.name, Webhook.subnamespaceAnchors.name, Webhook.hncConfigurations.name])
       expect(rendered.find((w) => w.name === name)?.failurePolicy, name).toBe('Fail');
+  });
+
+  it("judges only the API server's raises of HRQ singletons, failing closed (a raise let through overshoots the quota)", () => {
+    const rendered = webhooks(validatingConfiguration({ ...input, hrq: true })) as Array<Rendered & { failurePolicy: string }>;
+    const status = rendered.find((w) => w.name === Webhook.resourceQuotaStatus.name)!;
+    expect(status).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 2 });
+    expect(status.matchConditions).toEqual([{ name: 'singleton-raise', expression: SINGLETON_RAISE }]);
+    expect(SINGLETON_RAISE).toBe(`request.name == "hrq.hnc.x-k8s.io" && request.userInfo.username == 'system:apiserver'`);
   });
 
   it('uses the group the validators check, for the namespace HNC runs in', () => {

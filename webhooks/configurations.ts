@@ -14,12 +14,22 @@
 // - The namespace validator is called only for what needs the forest: deletions, and changes of
 //   subnamespace-of, grafted-by or an external managed-by (matchConditions); HNC's labels are
 //   checked by the API server (policies.ts), so plain namespace writes never wait on HNC.
+// - The quota status validator (with HRQs) is called only for the API server's raises of HNC's
+//   singletons and fails closed: a raise admitted unchecked would overshoot a hierarchical quota.
 // - Every validator allows whatever HNC's own service accounts write (the identity core/validation
 //   calls isHncServiceAccount), so the API server skips those requests (matchConditions): the
 //   manager's copy, label and status writes never wait on, or load, its own webhook. The mutator is
 //   still called for them (it does not exempt HNC).
 import { serviceAccountsGroup, type ManagerIdentity } from '../core/validation/manager.js';
-import { Annotation, GROUP, Label, MANAGED_BY_VALUE, Webhook, WebhookConfiguration } from '../core/api/constants.js';
+import {
+  Annotation,
+  GROUP,
+  HRQ_RESOURCE_QUOTA_NAME,
+  Label,
+  MANAGED_BY_VALUE,
+  Webhook,
+  WebhookConfiguration,
+} from '../core/api/constants.js';
 import { createHash } from 'node:crypto';
 import { isNotFound, type KubeClient } from '../kube/client.js';
 import { applyManifests, type Manifest } from '../kube/apply.js';
@@ -96,6 +106,9 @@ export const WRITES_A_SOURCE = [
   `!(oldObject != null && has(oldObject.metadata.labels) && ${JSON.stringify(Label.inheritedFrom)} in oldObject.metadata.labels)`,
 ].join(' && ');
 
+/** CEL: the API server's quota admission raising the usage of an HRQ singleton (webhooks/hrq.ts judges only those). */
+export const SINGLETON_RAISE = `request.name == ${JSON.stringify(HRQ_RESOURCE_QUOTA_NAME)} && request.userInfo.username == 'system:apiserver'`;
+
 export function validatingConfiguration(input: ConfigurationInput): Manifest {
   const common = { sideEffects: 'None', admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent' };
   const notHnc = { name: 'not-hnc', expression: notByManager(input.manager) };
@@ -170,14 +183,17 @@ export function validatingConfiguration(input: ConfigurationInput): Manifest {
         timeoutSeconds: 5,
         ...common,
       },
-      // Ignore, as HNC: with HNC down, creations are limited by the namespaces' own quotas only.
+      // Only the API server's raises of HNC's singletons, and those fail closed (HNC fails open):
+      // a hierarchical quota is a limit, and admitting a raise unchecked while HNC cannot answer
+      // (down, frozen, a handover) overshoots it. Other quotas never call HNC.
       {
         name: Webhook.resourceQuotaStatus.name,
         clientConfig: clientConfig(input.endpoint, Webhook.resourceQuotaStatus.path, input.caBundle),
         rules: [
           { apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['resourcequotas/status'], scope: 'Namespaced' },
         ],
-        failurePolicy: 'Ignore',
+        matchConditions: [{ name: 'singleton-raise', expression: SINGLETON_RAISE }],
+        failurePolicy: 'Fail',
         timeoutSeconds: 2,
         ...common,
       },

@@ -274,9 +274,15 @@ export class Webhooks {
     this.thread?.sourceChanged(change);
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops serving and watching. `drain: false` closes the server at once even behind a Service: the
+   * caches it decides from no longer follow the cluster (HNC's credentials were rejected), so an
+   * answer during a drain would be a stale one.
+   */
+  async stop(opts: { drain?: boolean } = {}): Promise<void> {
+    const drainMs = opts.drain === false ? 0 : this.opts.drainMs;
     // Behind a Service the server first drains (WebhookServer.stop) while the rest stops.
-    const drained = this.opts.drainMs ? (this.thread?.stop(this.opts.drainMs) ?? this.server?.stop(this.opts.drainMs)) : undefined;
+    const drained = drainMs ? (this.thread?.stop(drainMs) ?? this.server?.stop(drainMs)) : undefined;
     this.stopper.abort();
     this.opts.quotaRouter?.close();
     this.certs?.stop();

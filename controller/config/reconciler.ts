@@ -25,6 +25,7 @@ import { WorkQueue, type ReconcileResult } from '../../kube/watch/workqueue.js';
 import { WriteExpectations } from '../../kube/expectations.js';
 import type { Events, Writes } from '../../kube/writes.js';
 import type { Metrics } from '../../kube/metrics.js';
+import type { SingletonWait } from '../../core/hrq/hrq.js';
 import { TypePropagator, typeKey } from '../objects/propagator.js';
 import { missingAccessCondition, PROPAGATION_VERBS, type MissingAccess } from '../../core/config/access.js';
 
@@ -72,6 +73,8 @@ export interface ConfigDeps {
   /** Only the leader writes; other replicas keep the type caches their webhooks read. */
   isLeader: () => boolean;
   metrics?: Metrics;
+  /** Whether copies must stay out of a namespace for now (controller/hrq/gate.ts); replan() brings it back. */
+  holdCopies?: (ns: string) => SingletonWait;
 }
 
 /** The types the configuration resolves to, as the controller runs them. */
@@ -278,9 +281,14 @@ export class ConfigController {
     // A CRD that appears (or changes) may be a type the configuration names: resolve again soon.
     this.unsubscribeCrds = deps.cache.crds.addHandler(() => this.queue.addAfter(KEY, STATUS_DELAY_MS));
     this.unsubscribe = deps.cache.onAffected((a) => {
-      for (const p of this.propagators.values()) p.namespacesChanged(a.namespaces);
+      this.replan(a.namespaces);
       if (a.namespaces.size) this.queue.addAfter(KEY, STATUS_DELAY_MS);
     });
+  }
+
+  /** Every type plans these namespaces again. */
+  replan(namespaces: Iterable<string>): void {
+    for (const p of this.propagators.values()) p.namespacesChanged(namespaces);
   }
 
   /** Called with the configured types whenever they change (the objects webhook's rules). */

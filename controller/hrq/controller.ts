@@ -29,6 +29,8 @@ export interface HrqControllerDeps {
   /** Re-checks everything this often (HNC's --hrq-sync-interval; 0: never). */
   syncIntervalMs: number;
   isLeader: () => boolean;
+  /** Told after each pass over a namespace's singleton whether writing it failed (copies wait for it: gate.ts). */
+  singletonWriteFailed?: (ns: string, failed: boolean) => void;
 }
 
 /** What the API server will store for these limits (it keeps ResourceQuota limits in whole milli-units). */
@@ -124,64 +126,71 @@ export class HrqController {
 
   /** `rid` names this reconcile on its log lines (kube/log-context.ts). */
   async reconcileSingleton(ns: string, rid?: string): Promise<void> {
+    try {
+      await this.writeSingleton(ns, rid);
+      this.deps.singletonWriteFailed?.(ns, false);
+    } catch (err) {
+      // A stale cache (409) or a race with a deletion (404) is retried quietly from fresher data.
+      if (!isConflict(err) && !isNotFound(err) && !isAlreadyExists(err)) {
+        this.warnHrqsOver(ns, `could not write the ResourceQuota ${HRQ_RESOURCE_QUOTA_NAME} in namespace ${ns}: ${(err as Error).message}`);
+        this.deps.singletonWriteFailed?.(ns, true);
+      }
+      throw err;
+    }
+  }
+
+  private async writeSingleton(ns: string, rid?: string): Promise<void> {
     const { writer, log } = this.deps;
     const current = this.deps.quotas.singletons.store.get(`${ns}/${HRQ_RESOURCE_QUOTA_NAME}`);
     if (this.expectations.stale(ns, current?.metadata.resourceVersion)) return;
     const h = this.deps.quotas.hierarchy.hierarchy;
     const exists = this.forest.exists(ns);
     const limits = exists ? this.model.limits(ns) : new Map<string, never>();
-    try {
-      if (limits.size === 0) {
-        if (!current || !isSingleton(current)) return;
-        // The uid and version make sure only the object we saw (ours, unchanged since) is deleted.
-        await writer.delete(singletonPath(ns), {
-          preconditions: { uid: current.metadata.uid, resourceVersion: current.metadata.resourceVersion },
-        });
-        this.expectations.wrote(ns, current.metadata.resourceVersion);
-        log.info({ rid, namespace: ns }, 'deleted the HRQ ResourceQuota: no HRQ limits this namespace any more');
-        return;
-      }
-      if (h.namespace(ns)?.deleting) return; // a namespace on its way out takes its singleton with it
-      const stored = asStored(limits);
-      const hard = resourceListText(stored);
-      if (!current) {
-        const rq: ResourceQuotaObject = {
-          apiVersion: 'v1',
-          kind: 'ResourceQuota',
-          metadata: {
-            name: HRQ_RESOURCE_QUOTA_NAME,
-            namespace: ns,
-            labels: { [Label.hrq]: 'true' },
-            annotations: { [SelectorAnnotation.none]: 'true' },
-          },
-          spec: { hard },
-        };
-        await writer.create(singletonPath(ns, false), rq);
-        this.expectations.wrote(ns, undefined);
-        log.info({ rid, namespace: ns, hard }, 'created the HRQ ResourceQuota');
-        return;
-      }
-      if (!isSingleton(current)) {
-        const message = `a ResourceQuota named ${HRQ_RESOURCE_QUOTA_NAME} exists without the label ${Label.hrq}=true; HNC does not take over objects it did not create, so the hierarchical quotas above this namespace are not enforced in it`;
-        log.warn({ rid, namespace: ns }, message);
-        this.warnHrqsOver(ns, message);
-        return;
-      }
-      const labelled = current.metadata.annotations?.[SelectorAnnotation.none] === 'true';
-      if (labelled && sameQuantities(parseResourceList(current.spec?.hard).quantities, stored)) return;
-      await writer.replace(singletonPath(ns), {
-        ...current,
-        metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, [SelectorAnnotation.none]: 'true' } },
-        spec: { ...current.spec, hard },
+    if (limits.size === 0) {
+      if (!current || !isSingleton(current)) return;
+      // The uid and version make sure only the object we saw (ours, unchanged since) is deleted.
+      await writer.delete(singletonPath(ns), {
+        preconditions: { uid: current.metadata.uid, resourceVersion: current.metadata.resourceVersion },
       });
       this.expectations.wrote(ns, current.metadata.resourceVersion);
-      log.info({ rid, namespace: ns, hard }, 'updated the HRQ ResourceQuota');
-    } catch (err) {
-      // A stale cache (409) or a race with a deletion (404) is retried quietly from fresher data.
-      if (!isConflict(err) && !isNotFound(err) && !isAlreadyExists(err))
-        this.warnHrqsOver(ns, `could not write the ResourceQuota ${HRQ_RESOURCE_QUOTA_NAME} in namespace ${ns}: ${(err as Error).message}`);
-      throw err;
+      log.info({ rid, namespace: ns }, 'deleted the HRQ ResourceQuota: no HRQ limits this namespace any more');
+      return;
     }
+    if (h.namespace(ns)?.deleting) return; // a namespace on its way out takes its singleton with it
+    const stored = asStored(limits);
+    const hard = resourceListText(stored);
+    if (!current) {
+      const rq: ResourceQuotaObject = {
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        metadata: {
+          name: HRQ_RESOURCE_QUOTA_NAME,
+          namespace: ns,
+          labels: { [Label.hrq]: 'true' },
+          annotations: { [SelectorAnnotation.none]: 'true' },
+        },
+        spec: { hard },
+      };
+      await writer.create(singletonPath(ns, false), rq);
+      this.expectations.wrote(ns, undefined);
+      log.info({ rid, namespace: ns, hard }, 'created the HRQ ResourceQuota');
+      return;
+    }
+    if (!isSingleton(current)) {
+      const message = `a ResourceQuota named ${HRQ_RESOURCE_QUOTA_NAME} exists without the label ${Label.hrq}=true; HNC does not take over objects it did not create, so the hierarchical quotas above this namespace are not enforced in it`;
+      log.warn({ rid, namespace: ns }, message);
+      this.warnHrqsOver(ns, message);
+      return;
+    }
+    const labelled = current.metadata.annotations?.[SelectorAnnotation.none] === 'true';
+    if (labelled && sameQuantities(parseResourceList(current.spec?.hard).quantities, stored)) return;
+    await writer.replace(singletonPath(ns), {
+      ...current,
+      metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, [SelectorAnnotation.none]: 'true' } },
+      spec: { ...current.spec, hard },
+    });
+    this.expectations.wrote(ns, current.metadata.resourceVersion);
+    log.info({ rid, namespace: ns, hard }, 'updated the HRQ ResourceQuota');
   }
 
   async reconcileStatus(key: string, rid?: string): Promise<void> {

@@ -17,7 +17,8 @@ import type { HierarchyCache } from '../../kube/hierarchy-cache.js';
 import type { Logger } from '../../kube/log.js';
 import { queueMetrics, type Metrics } from '../../kube/metrics.js';
 import { Reflector } from '../../kube/watch/reflector.js';
-import { WorkQueue } from '../../kube/watch/workqueue.js';
+import { WorkQueue, type ReconcileResult } from '../../kube/watch/workqueue.js';
+import type { SingletonWait } from '../../core/hrq/hrq.js';
 import type { Events, Writes } from '../../kube/writes.js';
 import { CopyReconciler, typeKey, type Obj, type ResolvedType } from './copies.js';
 
@@ -51,6 +52,8 @@ export class TypePropagator {
       onCounts?: () => void;
       /** A source of this type appeared (present) or went: the admission worker's conflict checks (webhooks/admission-thread.ts). */
       onSource?: (namespace: string, name: string, present: boolean) => void;
+      /** Whether copies must stay out of a namespace for now (its HRQ singleton is not in force yet: controller/hrq/gate.ts). */
+      holdCopies?: (ns: string) => SingletonWait;
     },
   ) {
     this.mode = type.mode;
@@ -204,8 +207,12 @@ export class TypePropagator {
     void old;
   }
 
-  private async reconcile(ns: string, rid: string): Promise<void> {
+  private async reconcile(ns: string, rid: string): Promise<ReconcileResult> {
     if (!this.deps.isLeader()) return;
+    // A RoleBinding copied into a namespace before its HRQ singleton is in force would let users
+    // create objects the quota never sees; the gate wakes the namespace when that changes.
+    const hold = this.deps.holdCopies?.(ns);
+    if (hold?.wait) return hold.recheckInMs === undefined ? undefined : { requeueAfter: hold.recheckInMs };
     if ((await this.copies.reconcile(ns, rid)) === 'skipped') return;
     const since = this.pendingSince.get(ns);
     if (since !== undefined) {

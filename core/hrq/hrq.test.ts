@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { forest } from '../forest/dsl.js';
-import { parseResourceList, QuotaModel, resourceListText, sameQuantities, summaries, type Quantities } from './hrq.js';
+import {
+  copiesWaitForSingleton,
+  parseResourceList,
+  QuotaModel,
+  resourceListText,
+  sameQuantities,
+  summaries,
+  UNCOUNTED_WAIT_MS,
+  type Quantities,
+  type SingletonFacts,
+} from './hrq.js';
 
 const q = (list: Record<string, string | number>): Quantities => {
   const parsed = parseResourceList(list);
@@ -51,6 +61,11 @@ describe('limits', () => {
       { namespace: 'b', name: 'other' },
       { namespace: 'b', name: 'small' },
     ]);
+  });
+
+  it('say which namespaces an HRQ limits (those HNC keeps a singleton in)', () => {
+    const m = model('a -> b -> c, x -> y', { b: { q: { pods: '3' } }, x: { empty: {} } });
+    expect(['a', 'b', 'c', 'x', 'y'].map((ns) => m.limited(ns))).toEqual([false, true, true, false, false]);
   });
 
   it('follow the tree and the HRQs as they change', () => {
@@ -246,5 +261,32 @@ describe('admission over kept subtree sums', () => {
     // Both outcomes were exercised.
     expect(refusals).toBeGreaterThan(50);
     expect(refusals).toBeLessThan(1000);
+  });
+});
+
+describe('copies wait for the singleton', () => {
+  const facts = (over: Partial<SingletonFacts> = {}): SingletonFacts => ({
+    synced: true,
+    limited: true,
+    deleting: false,
+    writeFailed: false,
+    ...over,
+  });
+
+  it('until it is there, in a namespace an HRQ limits', () => {
+    expect(copiesWaitForSingleton(facts())).toEqual({ wait: true });
+  });
+
+  it('until the quota system has counted it, for UNCOUNTED_WAIT_MS at most', () => {
+    const uncounted = (ms: number) => copiesWaitForSingleton(facts({ singleton: { counted: false, uncountedForMs: ms } }));
+    expect(uncounted(0)).toEqual({ wait: true, recheckInMs: UNCOUNTED_WAIT_MS });
+    expect(uncounted(UNCOUNTED_WAIT_MS - 1)).toEqual({ wait: true, recheckInMs: 1 });
+    expect(uncounted(UNCOUNTED_WAIT_MS)).toEqual({ wait: false });
+    expect(copiesWaitForSingleton(facts({ singleton: { counted: true, uncountedForMs: 0 } }))).toEqual({ wait: false });
+  });
+
+  it('never where no HRQ applies, nor for an HRQ feature that does not work, nor in a namespace going away', () => {
+    for (const over of [{ limited: false }, { synced: false }, { writeFailed: true }, { deleting: true }])
+      expect(copiesWaitForSingleton(facts(over)), JSON.stringify(over)).toEqual({ wait: false });
   });
 });

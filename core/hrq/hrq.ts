@@ -232,6 +232,11 @@ export class QuotaModel {
     return total;
   }
 
+  /** Whether some HRQ in `ns` or above it limits anything: HNC keeps a singleton in `ns` then. */
+  limited(ns: string): boolean {
+    return this.hrqsOver(ns).some(({ namespace, name }) => this.hrqHard(namespace, name)!.size > 0);
+  }
+
   /** The strictest limit per resource over every HRQ in `ns` and its ancestors (keys sorted). */
   limits(ns: string): Quantities {
     const out = new Map<string, Quantity>();
@@ -302,4 +307,51 @@ export class QuotaModel {
     }
     return { allowed: true, increases };
   }
+}
+
+/**
+ * How long copies wait, at most, for the API server's quota system to count a singleton HNC made:
+ * it normally does within a fraction of a second; a cluster whose quota controller does not run
+ * never does, and propagation must not stop for that.
+ */
+export const UNCOUNTED_WAIT_MS = 10_000;
+
+/** What decides whether copies may be written into a namespace yet (copiesWaitForSingleton). */
+export interface SingletonFacts {
+  /** The quota caches have listed (before that, nothing is known about HRQs). */
+  synced: boolean;
+  /** Some HRQ in the namespace or above it limits anything (QuotaModel.limited). */
+  limited: boolean;
+  /** The namespace is being deleted: no singleton is made there. */
+  deleting: boolean;
+  /** HNC's last attempt to write the namespace's singleton failed (other than a race it retries at once). */
+  writeFailed: boolean;
+  /**
+   * The ResourceQuota named like the singleton, if the cache holds one: whether the quota system
+   * has counted it (its status.used is set; always true for a user's, which HNC leaves alone),
+   * and for how long copies have waited since it was seen uncounted.
+   */
+  singleton?: { counted: boolean; uncountedForMs: number };
+}
+
+/** Go, or wait: until woken by a change of the facts, or at most `recheckInMs`. */
+export type SingletonWait = { wait: false } | { wait: true; recheckInMs?: number };
+
+/**
+ * Whether the copies of propagated objects must wait for the namespace's singleton. The API
+ * server's quota admission sends a raise to HNC only once its own cache holds a ResourceQuota in
+ * the namespace: a RoleBinding copied into a new subnamespace before that would let its users
+ * create objects no HRQ counts (docs/hrq.md, "New namespaces"). HNC's cache holding the singleton
+ * is not enough (the soak and test/integration/hrq.test.ts saw the API server's cache 20 ms
+ * behind it); the quota system's first count of it, a round trip through the controller manager
+ * later, is. Nothing waits where no HRQ applies, nor for an HRQ feature that does not work
+ * (caches never listed, writes failing, a singleton never counted): propagation is worth more
+ * than the quota, as with the quota webhook's own `Ignore`.
+ */
+export function copiesWaitForSingleton(f: SingletonFacts): SingletonWait {
+  if (!f.synced || !f.limited || f.deleting || f.writeFailed) return { wait: false };
+  if (!f.singleton) return { wait: true };
+  if (f.singleton.counted) return { wait: false };
+  const left = UNCOUNTED_WAIT_MS - f.singleton.uncountedForMs;
+  return left > 0 ? { wait: true, recheckInMs: left } : { wait: false };
 }

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CANONICAL_QUANTITIES } from '../../core/quantity/canonical-table.js';
 import { formatQuantity, parseQuantity, roundUpToMilli } from '../../core/quantity/quantity.js';
 import type { Hnc } from '../../cmd/hnc.js';
-import { isNotFound } from '../../kube/client.js';
-import { TestCluster, eventually, eventuallyEqual, kubectl, refusal, update } from '../support/cluster.js';
-import { setParent } from '../support/hnc.js';
+import { ApiError, isNotFound } from '../../kube/client.js';
+import { TestCluster, eventually, eventuallyEqual, kubectl, refusal, update, type TestUser } from '../support/cluster.js';
+import { createAnchor, setParent } from '../support/hnc.js';
 import { removeWebhookConfigurations, startHncWithWebhooks } from '../support/manager.js';
 
 let cluster: TestCluster;
@@ -368,4 +368,70 @@ describe('the HRQ controller', () => {
     expect(more.message).toMatch(/exceeded quota: hrq\.hnc\.x-k8s\.io, requested: services=1, used: services=[23], limited: services=1/);
     await eventuallyEqual(async () => (await hrqStatus(ns, 'late'))?.used, { secrets: '1', services: '2' }, 'the rest counted');
   });
+
+  // docs/reliability.md, "What the runs found" item 7: a team lead's RoleBinding copied into a new
+  // subnamespace before its singleton existed let the lead create objects the API server's quota
+  // admission did not send to HNC. Several rounds: the race is a matter of milliseconds.
+  it('never admits a team lead’s Service in a new subnamespace of a team at its limit', async () => {
+    const team = await cluster.namespace('race-team');
+    await makeHrq(team, 'team', { services: '1' });
+    await waitCounted(team);
+    await service(team, 'taken');
+    await eventuallyEqual(async () => (await hrqStatus(team, 'team'))?.used, { services: '1' }, 'the team at its limit');
+    const lead = await cluster.user('race-lead');
+    await cluster.admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${team}/rolebindings`, {
+      metadata: { name: 'lead' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: lead.name }],
+    });
+    const rounds = 5;
+    const subs: string[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const sub = TestCluster.uniqueName('race-sub');
+      subs.push(sub);
+      const answers = await raceForAService(lead.client, sub, () => createAnchor(cluster.admin, team, sub));
+      expect(answers.admitted, `round ${round}: ${JSON.stringify(answers)}`).toEqual([]);
+      expect(answers.other, `round ${round}`).toEqual([]);
+      expect(answers.quota, `round ${round}: the lead got in`).toBeGreaterThan(0);
+    }
+    for (const sub of subs) await cluster.admin.delete(`/apis/hnc.x-k8s.io/v1alpha2/namespaces/${team}/subnamespaceanchors/${sub}`);
+  });
 });
+
+/** What the lead's creations of a Service in `ns` got, from before `start()` until quota refusals come steadily. */
+interface RaceAnswers {
+  rbac: number;
+  quota: number;
+  admitted: string[];
+  other: string[];
+}
+
+/**
+ * Creates Services in `ns` as `client` in three tight loops, from before `start()` (which brings
+ * the namespace) until 20 quota refusals have come or 15 s have passed: each answer is an RBAC
+ * refusal (no RoleBinding there yet), a quota refusal (Kubernetes' own, for the singleton's limit
+ * or a status not counted yet, or HNC's), an admission, or something else.
+ */
+async function raceForAService(client: TestUser['client'], ns: string, start: () => Promise<void>): Promise<RaceAnswers> {
+  const answers: RaceAnswers = { rbac: 0, quota: 0, admitted: [], other: [] };
+  const deadline = Date.now() + 15_000;
+  let n = 0;
+  const loop = async () => {
+    while (answers.quota < 20 && Date.now() < deadline) {
+      const name = `s${n++}`;
+      try {
+        await client.create(`/api/v1/namespaces/${ns}/services`, { metadata: { name }, spec: { ports: [{ port: 80 }] } });
+        answers.admitted.push(`${name} at ${new Date().toISOString()}`);
+      } catch (err) {
+        const message = err instanceof ApiError ? err.message : String(err);
+        if (/exceeded (hierarchical )?quota|status unknown for quota/.test(message)) answers.quota++;
+        else if (/403 Forbidden .*cannot create resource "services"/.test(message)) answers.rbac++;
+        else answers.other.push(message);
+      }
+    }
+  };
+  const loops = [loop(), loop(), loop()];
+  await start();
+  await Promise.all(loops);
+  return answers;
+}

@@ -214,6 +214,18 @@ export const DOWN_ROWS: readonly DownRow[] = [
         spec: { hard: { configmaps: '10' } },
       }),
   },
+  {
+    name: 'create a ConfigMap under an HRQ (its quota raise needs HNC)',
+    hrq: true,
+    expected: unavailable('resourcesquotasstatus.hnc.x-k8s.io'),
+    op: (r) => r.client.create(`${nsPath(r.child)}/configmaps`, { metadata: { generateName: 'down-' } }),
+  },
+  {
+    name: 'create a ConfigMap under a quota of its own (not HNC’s)',
+    hrq: true,
+    expected: succeeds(),
+    op: (r) => r.client.create(`${nsPath(r.teamB)}/configmaps`, { metadata: { generateName: 'down-' } }),
+  },
 ];
 
 /** The rows of a scenario: the HRQ ones only where HNC runs with --enable-hrq. */
@@ -221,7 +233,8 @@ export const downRows = (s: Pick<DownScenario, 'hrq'>) => DOWN_ROWS.filter((r) =
 
 /**
  * While HNC is up: a parent with a child (the copy `reader` in it), a managed root `team-b`, and
- * an anchor (its subnamespace created); waits until the API server enforces the policies.
+ * an anchor (its subnamespace created); with `hrq`, an HRQ over the parent and a quota of team-b's
+ * own; waits until the API server enforces the policies.
  */
 export async function prepareDownScenario(cluster: TestCluster, hrq: boolean): Promise<DownScenario> {
   const client = cluster.admin;
@@ -243,6 +256,7 @@ export async function prepareDownScenario(cluster: TestCluster, hrq: boolean): P
     metadata: { name: anchor },
   });
   await eventually(async () => ((await treeDepths(client, anchor))?.[parent] === 1 ? true : undefined), 'the subnamespace', 60_000);
+  if (hrq) await prepareQuotas(client, parent, child, teamB);
   // The policies are in effect (the API server has loaded them): a forged copy is refused.
   await eventually(async () => {
     const forged = { metadata: { name: 'forged', labels: { 'hnc.x-k8s.io/inherited-from': parent } }, rules: [] };
@@ -250,6 +264,30 @@ export async function prepareDownScenario(cluster: TestCluster, hrq: boolean): P
     return o.message.includes(Policy.copies) ? true : undefined;
   }, 'the API server to enforce the copies policy');
   return { client, kubeconfigPath: cluster.kubeconfigPath, parent, child, teamB, anchor, hrq };
+}
+
+/** An HRQ over `parent` (its singleton in `child` counted), and a quota of team-b's own. */
+async function prepareQuotas(client: KubeClient, parent: string, child: string, teamB: string): Promise<void> {
+  await client.create(`${HNC}/namespaces/${parent}/hierarchicalresourcequotas`, {
+    apiVersion: 'hnc.x-k8s.io/v1alpha2',
+    kind: 'HierarchicalResourceQuota',
+    metadata: { name: 'team' },
+    spec: { hard: { configmaps: '100' } },
+  });
+  await client.create(`${nsPath(teamB)}/resourcequotas`, { metadata: { name: 'own' }, spec: { hard: { configmaps: '100' } } });
+  // Counted by kube-controller-manager: until then the API server refuses creations there itself.
+  const counted = (ns: string, name: string) =>
+    eventually(
+      async () =>
+        (await client.get<{ status?: { used?: Record<string, string> } }>(`${nsPath(ns)}/resourcequotas/${name}`).catch(() => undefined))
+          ?.status?.used?.configmaps !== undefined
+          ? true
+          : undefined,
+      `the ResourceQuota ${ns}/${name} counted`,
+      60_000,
+    );
+  await counted(child, 'hrq.hnc.x-k8s.io');
+  await counted(teamB, 'own');
 }
 
 /**
