@@ -489,6 +489,18 @@ describe('external namespaces (docs/behaviour.md §3.6)', () => {
     expect(labelsOf(h, 'c')).toEqual({ ...INCLUDED, ...tree({ p: 3, ext: 2, b: 1, c: 0 }) });
   });
 
+  it('lists the external namespaces, sorted, as they turn external, turn back or go', () => {
+    const h = hierarchy('p -> ext -> b -> c', { policy });
+    expect(h.externalNamespaces()).toEqual([]);
+    updateNamespace(h, 'ext', { annotations: EXTERNAL });
+    updateNamespace(h, 'b', { annotations: EXTERNAL });
+    expect(h.externalNamespaces()).toEqual(['b', 'ext']);
+    updateNamespace(h, 'ext', { annotations: { 'hnc.x-k8s.io/managed-by': 'hnc.x-k8s.io' } });
+    expect(h.externalNamespaces()).toEqual(['b']);
+    h.setNamespace('b', undefined);
+    expect(h.externalNamespaces()).toEqual([]);
+  });
+
   it('is not external when managed by HNC itself or by nobody', () => {
     const h = hierarchy('a', { policy });
     updateNamespace(h, 'a', { annotations: { 'hnc.x-k8s.io/managed-by': 'hnc.x-k8s.io' } });

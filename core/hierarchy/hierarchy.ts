@@ -63,6 +63,11 @@ export function objectConflictMessage(descriptions: readonly string[]): string {
 export class Hierarchy {
   readonly forest = new Forest();
   private readonly namespaces = new Map<string, NamespaceFacts>();
+  /**
+   * The namespaces another tool manages (isExternal), kept as the namespaces change: the webhooks
+   * look for the names they reserve on every namespace creation, without a pass over every namespace.
+   */
+  private readonly externals = new Set<string>();
   private readonly hierarchies = new Map<string, HierarchyFacts>();
   /** Anchors by the namespace they live in, then by name (the subnamespace's name). */
   private readonly anchors = new Map<string, Map<string, AnchorFacts>>();
@@ -118,6 +123,8 @@ export class Hierarchy {
     const before = this.namespaces.get(name);
     if (facts) this.namespaces.set(name, facts);
     else this.namespaces.delete(name);
+    if (this.isExternal(name)) this.externals.add(name);
+    else this.externals.delete(name);
     affected.namespaces.add(name);
     // The anchors named like this namespace report its state (Ok, Missing, Conflict).
     for (const parent of this.anchorParents.get(name) ?? []) affected.anchors.add(anchorKey(parent, name));
@@ -214,6 +221,11 @@ export class Hierarchy {
 
   namespaceNames(): string[] {
     return [...this.namespaces.keys()];
+  }
+
+  /** The namespaces another tool manages (isExternal), sorted: usually none, never a pass over every namespace. */
+  externalNamespaces(): string[] {
+    return [...this.externals].sort();
   }
 
   anchorKeys(): string[] {
