@@ -193,7 +193,11 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
   });
   // A burst's young generation is given back once the controller's thread is idle (the image's --expose-gc).
   const trimmer = trimYoungGenerationWhenIdle({ logger: opts.logger });
-  const health = await serveProbes(opts.healthAddress ?? '', { ready: () => cache.synced && (webhooks?.synced ?? true) });
+  const cutOff = watchReachability(opts, (ok) => webhooks?.setReachesApiServer(ok));
+  // Not ready while cut off from the API server: the Service stops sending this replica admissions.
+  const health = await serveProbes(opts.healthAddress ?? '', {
+    ready: () => cache.synced && (webhooks?.synced ?? true) && !cutOff.now(),
+  });
   const metricsServer = await serveProbes(opts.metricsAddress ?? '', { registry: metrics.registry });
   await cache.start();
   // The admission thread lists the same objects itself (started with the webhooks, so usually done by now).
@@ -246,9 +250,55 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
         await health?.close();
         await metricsServer?.close();
         trimmer.stop();
+        cutOff.stop();
       } finally {
         clearTimeout(cut);
       }
+    },
+  };
+}
+
+/** How often the cut-off state is looked at, and the API server probed while requests fail. */
+const REACHABILITY_EVERY_MS = 1_000;
+/** A replica that heard nothing from the API server this long asks it (a hanging request tells nothing). */
+const QUIET_PROBE_MS = 4_000;
+
+/**
+ * Follows whether this replica reaches the API server (kube/reachability.ts): after 4 s without an
+ * answer, and every second while its requests fail, it asks for /version (so that an answer ends
+ * the state at once); it logs each change and tells `onChange`. `now()` says whether it is cut off.
+ */
+function watchReachability(opts: HncOptions, onChange: (reaches: boolean) => void): { now(): boolean; stop(): void } {
+  const reach = opts.client.reachability;
+  let cutOff = false;
+  let probing = false;
+  // A connection of its own: behind requests that hang, a probe would wait for a socket, not time out.
+  const prober = opts.client.withOwnConnections(1);
+  const probe = () => {
+    probing = true;
+    void prober
+      .request('GET', '/version', { timeoutMs: REACHABILITY_EVERY_MS })
+      .catch(() => undefined)
+      .finally(() => (probing = false));
+  };
+  const timer = setInterval(() => {
+    if (!probing && (reach.failing || reach.quietMs >= QUIET_PROBE_MS)) probe();
+    if (reach.cutOff === cutOff) return;
+    cutOff = reach.cutOff;
+    if (cutOff)
+      opts.logger.warn(
+        { server: opts.client.server },
+        'cannot reach the API server: not ready, and admission reviews that need the hierarchy are answered 503 until it answers again',
+      );
+    else opts.logger.info({ server: opts.client.server }, 'the API server answers again');
+    onChange(!cutOff);
+  }, REACHABILITY_EVERY_MS);
+  timer.unref();
+  return {
+    now: () => cutOff,
+    stop: () => {
+      clearInterval(timer);
+      prober.close('HNC is stopping');
     },
   };
 }

@@ -1,7 +1,7 @@
 // Kept-alive connections to the API server across idle timeouts: the lookups' client (webhooks/lookups.ts)
 // must not fail a review's call because a server closed an idle connection.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CallOptions } from './client.js';
 import { localHttpsServers, type LocalHttpsServers } from './testing-https.js';
@@ -74,5 +74,23 @@ describe('KubeClient over kept-alive connections', () => {
     await expect(client.get('/b')).resolves.toEqual({});
     expect(server.connections()).toBe(2);
     client.close();
+  });
+});
+
+describe('KubeClient against a server that stops answering', () => {
+  it('gives up on a request whose TLS handshake never completes, within its timeout, and counts it as no answer', async () => {
+    // A server that accepts connections but never speaks: as one behind a firewall dropping its
+    // traffic after the TCP handshake, or frozen (kube/reachability.ts).
+    const sockets: Socket[] = [];
+    const silent = createServer((s) => void sockets.push(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const client = servers.client((silent.address() as AddressInfo).port);
+    const t0 = performance.now();
+    await expect(client.request('GET', '/version', { timeoutMs: 300 })).rejects.toThrow('GET /version: no answer within 300 ms');
+    expect(performance.now() - t0).toBeLessThan(2_000);
+    expect(client.reachability.failing).toBe(true);
+    client.close();
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => silent.close(r));
   });
 });

@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 // hands us a KubeConfig.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CredentialRejections } from './credentials.js';
+import { Reachability } from './reachability.js';
 import { loadKubeconfig, type ClusterConnection, type Headers } from './kubeconfig.js';
 import { openTunnel, proxyFor } from './proxy.js';
 
@@ -245,6 +246,8 @@ export class KubeClient {
     private readonly calls: CallOptions = {},
     /** Shared by the clients withOwnConnections() makes: one identity, one verdict. */
     private readonly rejections = new CredentialRejections(),
+    /** Shared the same way: one process, one route to the API server. */
+    private readonly reach = new Reachability(),
   ) {
     const u = new URL(server);
     // URL keeps an IPv6 address in brackets; a request's hostname is the bare address (as node's own urlToHttpOptions gives it).
@@ -338,7 +341,7 @@ export class KubeClient {
       // The agent closes a free socket idle this long (a request's own timeout applies while it is in use).
       ...(calls.idleSocketMs !== undefined ? { timeout: calls.idleSocketMs } : {}),
     });
-    return new KubeClient(this.server, { ...this.base, agent: own }, this.credentials, calls, this.rejections);
+    return new KubeClient(this.server, { ...this.base, agent: own }, this.credentials, calls, this.rejections, this.reach);
   }
 
   /**
@@ -347,6 +350,11 @@ export class KubeClient {
    */
   get credentialRejections(): CredentialRejections {
     return this.rejections;
+  }
+
+  /** Whether the API server answers this client's requests at all (kube/reachability.ts). */
+  get reachability(): Reachability {
+    return this.reach;
   }
 
   /**
@@ -467,6 +475,7 @@ export class KubeClient {
           const chunks: Buffer[] = [];
           const code = res.statusCode ?? 0;
           this.rejections.answered(code, `${method} ${pathname}`);
+          this.reach.answered();
           const sink = opts.onChunk && code >= 200 && code < 300 ? opts.onChunk : (c: Buffer) => chunks.push(c);
           res.on('data', sink);
           res.on('end', () => {
@@ -491,6 +500,8 @@ export class KubeClient {
           // timeout): nothing was answered, so the request is sent once more, on a new connection.
           if (!again && this.calls.retryClosedConnection && req.reusedSocket && !answered && isConnectionReset(err) && !this.closed)
             return resolve(send(true));
+          // No answer (a refused, dropped or timed-out connection), unless we closed it ourselves.
+          if (!answered && !this.closed) this.reach.failed();
           reject(new Error(`${method} ${pathname}: ${err.message}`, { cause: err }));
         });
         // The body with the end: the headers and the body leave in one write.
@@ -514,9 +525,13 @@ export class KubeClient {
     return new Promise((resolve, reject) => {
       const req = https.request(u, { ...this.base, method: 'GET', headers: { ...(this.base.headers ?? {}), accept }, signal }, (res) => {
         this.rejections.answered(res.statusCode ?? 0, `GET ${u.pathname}`);
+        this.reach.answered();
         resolve({ req, res });
       });
-      req.on('error', (err) => reject(new Error(`watch ${u.pathname}: ${err.message}`, { cause: err })));
+      req.on('error', (err) => {
+        if (!signal?.aborted && !this.closed) this.reach.failed();
+        reject(new Error(`watch ${u.pathname}: ${err.message}`, { cause: err }));
+      });
       req.end();
     });
   }

@@ -53,6 +53,8 @@ export type ToWorker =
   | { t: 'types'; types: IndexedType[] }
   | { t: 'sources'; changes: SourceChange[] }
   | { t: 'headers'; headers: Headers | undefined }
+  /** Whether this replica reaches the API server (kube/reachability.ts): its caches follow the cluster. */
+  | { t: 'reach'; ok: boolean }
   | { t: 'decided'; id: number; decision: Decision }
   | { t: 'loop'; id: number; reset: boolean }
   /** Send the reviews answered and lines logged so far (the metrics are being read). */

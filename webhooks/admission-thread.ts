@@ -167,6 +167,11 @@ export class AdmissionThread {
     this.post({ t: 'types', types: types.map((t) => ({ group: t.group, resource: t.resource, kind: t.kind, mode: t.mode })) });
   }
 
+  /** Whether this replica reaches the API server: while it does not, the worker decides nothing that needs its caches. */
+  setReachesApiServer(ok: boolean): void {
+    this.post({ t: 'reach', ok });
+  }
+
   /** A source appeared or went: sent with the others of the same turn, in one message. */
   sourceChanged(change: SourceChange): void {
     if (this.pendingSources.length === 0) setImmediate(() => this.flushSources());

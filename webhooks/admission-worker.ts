@@ -19,7 +19,7 @@ import { PROBE_PATH } from './configurations.js';
 import { AdmissionHandlers } from './handlers.js';
 import { apiLookups, lookupClient } from './lookups.js';
 import { PropagationIndex } from './propagation-index.js';
-import { ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
+import { ALLOW_WHEN_CUT_OFF, ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
 import { WebhookServer } from './server.js';
 
 /** Sockets for the worker's watches. */
@@ -65,6 +65,8 @@ const logger = createLogger({
   },
 });
 let headers: Headers | undefined = data.client.headers;
+/** Whether the main thread hears from the API server (its watches then follow the cluster, as this thread's do). */
+let reaches = true;
 const client = KubeClient.fromSnapshot(data.client, () => headers, { maxSockets: SOCKETS });
 // The calls a review waits on, on connections of their own (webhooks/lookups.ts).
 const lookups = lookupClient(client);
@@ -143,6 +145,8 @@ const server = routeAdmission(
     key: data.key,
     isReady: () => cache.synced,
     allowWhileStarting: ALLOW_WHILE_STARTING,
+    reachesApiServer: () => reaches,
+    allowWhenCutOff: ALLOW_WHEN_CUT_OFF,
     logger,
     onReview: (path, verdict, ms) => {
       if (path === PROBE_PATH) send({ t: 'probe' });
@@ -167,6 +171,9 @@ port.on('message', (m: ToWorker) => {
       break;
     case 'headers':
       headers = m.headers;
+      break;
+    case 'reach':
+      reaches = m.ok;
       break;
     case 'decided':
       relayed.get(m.id)?.(m.decision);

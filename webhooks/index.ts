@@ -32,7 +32,7 @@ import { AdmissionThread } from './admission-thread.js';
 import type { ThreadDelay } from './admission-protocol.js';
 import { apiLookups, lookupClient } from './lookups.js';
 import type { IndexedType, SourceChange } from './propagation-index.js';
-import { ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
+import { ALLOW_WHEN_CUT_OFF, ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
 import type { Decision } from '../core/validation/decision.js';
 import type { AdmissionRequest } from './review.js';
 import { QuotaWebhooks } from './hrq.js';
@@ -103,6 +103,7 @@ export class Webhooks {
   /** Watches of the kept objects (KEPT_OBJECTS, in order): an edit is repaired at once, a deletion recorded. */
   private watches: Array<Reflector<KubeObject & LiveConfiguration>> = [];
   private readonly stopper = new AbortController();
+  private reaches = true;
   private repairing?: Promise<void>;
   private repairAgain = false;
   /** The registration pass last queued (register()). */
@@ -168,6 +169,8 @@ export class Webhooks {
         key: this.serving.key,
         isReady: () => opts.cache.synced,
         allowWhileStarting: ALLOW_WHILE_STARTING,
+        reachesApiServer: () => this.reaches,
+        allowWhenCutOff: ALLOW_WHEN_CUT_OFF,
         logger: opts.logger,
         onReview: (path, verdict, ms) => {
           if (path === PROBE_PATH) onProbe();
@@ -267,6 +270,15 @@ export class Webhooks {
   /** The admission thread's event-loop delay and GC pauses since the last reset (undefined on the main thread). */
   admissionEventLoop(reset = false): Promise<ThreadDelay | undefined> {
     return this.thread?.eventLoop(reset) ?? Promise.resolve(undefined);
+  }
+
+  /**
+   * Whether this replica reaches the API server (kube/reachability.ts). While it does not, its
+   * caches may be stale: the reviews that need them are answered 503, the fail-open ones allowed.
+   */
+  setReachesApiServer(ok: boolean): void {
+    this.reaches = ok;
+    this.thread?.setReachesApiServer(ok);
   }
 
   /** A source of a propagated type appeared or went (the admission thread's conflict checks). */

@@ -10,6 +10,12 @@ import { HIERARCHY_CONFIGURATION, HNC_CONFIGURATION, SUBNAMESPACE_ANCHOR } from 
 /** Paths answered while the caches load: the mutator (the controller labels later) and the reachability probe (it needs none). */
 export const ALLOW_WHILE_STARTING: ReadonlySet<string> = new Set([Webhook.namespaceMutator.path, PROBE_PATH]);
 
+/**
+ * Paths allowed unjudged while this replica cannot reach the API server: those whose webhooks fail
+ * open anyway (the API server would admit on a timeout; a stale cache could only refuse wrongly).
+ */
+export const ALLOW_WHEN_CUT_OFF: ReadonlySet<string> = new Set([Webhook.namespaceMutator.path, PROBE_PATH, Webhook.objects.path]);
+
 export function routeAdmission(server: WebhookServer, handlers: AdmissionHandlers): WebhookServer {
   return server
     .route(Webhook.namespaceMutator.path, (r) => handlers.mutateNamespace(r))

@@ -7,7 +7,7 @@ import { CertificateAuthority } from '../kube/pki.js';
 import { createLogger, type Logger } from '../kube/log.js';
 import { noopLogger } from '../kube/watch/logger.js';
 import { namespaceReview, postHttps } from './testing.js';
-import { MAX_BODY, NOT_READY_MESSAGE, WebhookServer, type Handler, type Timeouts } from './server.js';
+import { CUT_OFF_MESSAGE, MAX_BODY, NOT_READY_MESSAGE, WebhookServer, type Handler, type Timeouts } from './server.js';
 
 // Real TLS on a shared machine: a first handshake under load can take seconds.
 vi.setConfig({ testTimeout: 20_000 });
@@ -23,6 +23,8 @@ afterEach(async () => {
 // One CA and serving pair for every test: making keys is the slow part on a busy machine.
 let pki: Promise<{ ca: CertificateAuthority; pair: { cert: string; key: string } }> | undefined;
 
+let reaches = true;
+
 async function serve(ready: boolean, handler: Handler, logger?: Logger, timeouts?: Partial<Timeouts>) {
   pki ??= CertificateAuthority.create('test-ca').then(async (ca) => ({
     ca,
@@ -36,6 +38,8 @@ async function serve(ready: boolean, handler: Handler, logger?: Logger, timeouts
     key: pair.key,
     isReady: () => ready,
     allowWhileStarting: new Set(['/mutate']),
+    reachesApiServer: () => reaches,
+    allowWhenCutOff: new Set(['/mutate']),
     logger: logger ?? ({ ...noopLogger, info: () => undefined } as never),
     timeouts,
   });
@@ -87,6 +91,21 @@ describe('WebhookServer', () => {
     expect(v.status.code).toBe(503);
     expect(v.status.message).toBe(NOT_READY_MESSAGE);
     expect(JSON.parse((await post('/mutate', review())).body).response.allowed).toBe(true);
+  });
+
+  it('answers 503 while cut off from the API server (its caches may be stale), lets the fail-open paths allow, and judges again after', async () => {
+    let judged = 0;
+    const post = await serve(true, () => (judged++, { allowed: false, code: 403, reason: 'Forbidden', message: 'judged' }));
+    reaches = false;
+    try {
+      const v = JSON.parse((await post('/validate', review())).body).response;
+      expect(v.status).toMatchObject({ code: 503, reason: 'ServiceUnavailable', message: CUT_OFF_MESSAGE });
+      expect(JSON.parse((await post('/mutate', review())).body).response.allowed).toBe(true);
+      expect(judged).toBe(0);
+    } finally {
+      reaches = true;
+    }
+    expect(JSON.parse((await post('/validate', review())).body).response.status.message).toBe('judged');
   });
 
   it('turns a handler that throws into a 500 denial, not a crash', async () => {

@@ -20,6 +20,12 @@ export interface WebhookServerOptions {
   isReady: () => boolean;
   /** Paths whose handler may safely allow while not ready (the mutator: the controller labels later). */
   allowWhileStarting?: ReadonlySet<string>;
+  /**
+   * False while this replica cannot reach the API server (kube/reachability.ts): its caches may be
+   * stale, so what needs them answers 503 and the rest (allowWhenCutOff) is allowed unjudged.
+   */
+  reachesApiServer?: () => boolean;
+  allowWhenCutOff?: ReadonlySet<string>;
   logger: Logger;
   /** Called per answered review, for metrics. */
   onReview?: (path: string, verdict: Decision, ms: number) => void;
@@ -62,6 +68,8 @@ const LARGE_SLOTS = 2;
 const MAX_DRAIN = 4 * MAX_BODY;
 
 export const NOT_READY_MESSAGE = 'HNC is starting up and has not loaded the namespace hierarchy yet; please try again in a few seconds';
+export const CUT_OFF_MESSAGE =
+  'this HNC replica cannot reach the API server, so its view of the namespace hierarchy may be out of date; please try again in a few seconds';
 
 type Route = { handler: Handler; shape?: Shape };
 type Reply = { status: number; body: string };
@@ -194,6 +202,15 @@ export class WebhookServer {
         this.opts.allowWhileStarting?.has(path)
           ? { allowed: true }
           : { allowed: false, code: 503, reason: 'ServiceUnavailable', message: NOT_READY_MESSAGE },
+      );
+    }
+    if (this.opts.reachesApiServer?.() === false) {
+      return this.logDenial(
+        path,
+        review,
+        this.opts.allowWhenCutOff?.has(path)
+          ? { allowed: true }
+          : { allowed: false, code: 503, reason: 'ServiceUnavailable', message: CUT_OFF_MESSAGE },
       );
     }
     const failed = (err: unknown): Decision => {
