@@ -3,7 +3,6 @@
 // (docs/webhooks.md#certificates). Both replicas must serve the new certificate, and both
 // configurations trust its CA, within seconds, and no admission in between may fail because the
 // API server did not trust the certificate it met.
-import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startHnc, type Hnc } from '../../cmd/hnc.js';
@@ -16,6 +15,7 @@ import { bundleFingerprints, fingerprint, presentedFingerprint } from '../../soa
 import { CERT_SECRET } from '../../webhooks/certs.js';
 import { TestCluster, eventually } from '../support/cluster.js';
 import { removeWebhookConfigurations } from '../support/manager.js';
+import { roundRobinProxy, type RoundRobin } from '../support/round-robin.js';
 
 /** How long the rotation may take, from the Secret's deletion until every replica and configuration has the new one. */
 const ROTATION_BOUND_MS = 5_000;
@@ -25,24 +25,8 @@ const MUTATING = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigura
 
 let cluster: TestCluster;
 const replicas: Hnc[] = [];
-let proxy: net.Server;
+let proxy: RoundRobin | undefined;
 const backends: number[] = [];
-
-/** Spreads connections over the replicas' webhook ports, in turn. */
-function startProxy(): Promise<number> {
-  let next = 0;
-  proxy = net.createServer((client) => {
-    const upstream = net.connect(backends[next++ % backends.length]!, '127.0.0.1');
-    client.pipe(upstream).pipe(client);
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', close);
-    upstream.on('error', close);
-  });
-  return new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve((proxy.address() as net.AddressInfo).port)));
-}
 
 /** One admission HNC must answer: an anchor in an excluded namespace, which its webhook refuses. Its error if HNC did not answer. */
 async function admission(): Promise<string | undefined> {
@@ -79,7 +63,8 @@ async function rotated(oldCa: string): Promise<true | undefined> {
 
 beforeAll(async () => {
   cluster = await TestCluster.connect();
-  const proxyPort = await startProxy();
+  proxy = await roundRobinProxy(backends);
+  const proxyPort = proxy.port;
   const stateDir = inject('stateDir');
   const lease = TestCluster.uniqueName('rotation');
   for (const name of ['one', 'two']) {
@@ -101,7 +86,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const r of replicas) await r.stop();
-  proxy?.close();
+  await proxy?.close();
   await removeWebhookConfigurations();
 });
 

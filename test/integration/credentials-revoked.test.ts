@@ -5,7 +5,7 @@
 // revokes the token (the API server answers 401). A token rotated on disk first is picked up, and
 // the process runs on; once no token it can read is accepted, it exits 1 with a log line naming
 // the cause, and the API server gets no answer from it any more.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,9 +15,8 @@ import { ApiError, KubeClient } from '../../kube/client.js';
 import { installCrds, installRbac, MANAGER_SERVICE_ACCOUNT } from '../../kube/install.js';
 import { eventually, kubectl } from '../support/cluster.js';
 import { WEBHOOK_PROBE_ANCHOR } from '../support/hnc.js';
-import { waitForWebhooks } from '../support/manager.js';
+import { spawnHnc, waitForWebhooks } from '../support/manager.js';
 
-const root = join(import.meta.dirname, '..', '..');
 const { namespace, name: serviceAccount } = MANAGER_SERVICE_ACCOUNT;
 const LEASE = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/creds-test`;
 
@@ -25,7 +24,7 @@ let cp: LocalControlPlane;
 let admin: KubeClient;
 let proc: ChildProcess | undefined;
 let exited: Promise<number | null>;
-let stderr = '';
+let stderr: () => string;
 let tokenFile: string;
 let logFile: string;
 
@@ -84,29 +83,11 @@ beforeAll(async () => {
   logFile = join(cp.stateDir, 'logs', 'hnc-creds.log');
   writeToken(await boundToken('creds-first'));
   // As in the Deployment: leader election, whose Lease is renewed every 2 s.
-  proc = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(root, 'cmd', 'start.ts'),
-      '--kubeconfig',
-      kubeconfigWith({ tokenFile }, 'hnc-token.kubeconfig'),
-      '--enable-leader-election',
-      '--leader-election-id',
-      'creds-test',
-      '--webhook-server-port',
-      '0',
-      '--metrics-addr=',
-      '--health-probe-bind-address=',
-    ],
-    { cwd: root, env: { ...process.env, KUBECONFIG: '', HNC_LOG_FILE: logFile }, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  exited = new Promise((resolve) => proc!.once('exit', (code) => resolve(code)));
-  await eventually(async () => (stderr.includes('HNC is running') ? true : undefined), 'HNC to start', 90_000).catch((e: unknown) => {
-    throw new Error(`${String(e)}\n${stderr}`);
-  });
+  const args = ['--enable-leader-election', '--leader-election-id', 'creds-test', '--webhook-server-port', '0', '--metrics-addr='];
+  const hnc = await spawnHnc(kubeconfigWith({ tokenFile }, 'hnc-token.kubeconfig'), [...args, '--health-probe-bind-address='], logFile);
+  proc = hnc.proc;
+  exited = hnc.exited;
+  stderr = hnc.stderr;
   await waitForWebhooks(cp.kubeconfigPath);
 }, 180_000);
 
@@ -158,7 +139,7 @@ describe('HNC whose credentials the API server rejects', () => {
     expect(fatal[0]!.err).toContain("the API server rejects this process's credentials (401 Unauthorized");
     expect(fatal[0]!.rejections).toBeGreaterThanOrEqual(3);
     expect(fatal[0]!.forMs).toBeGreaterThanOrEqual(5_000);
-    expect(stderr).toMatch(/^hnc: the API server rejects this process's credentials .*: stopping \.\.\.$/m);
+    expect(stderr()).toMatch(/^hnc: the API server rejects this process's credentials .*: stopping \.\.\.$/m);
     // The webhook configurations stay (they could not be removed with a rejected token): the API
     // server calls them and finds nobody answering.
     expect(await anchorProbe()).toContain('failed calling webhook "subnamespaceanchors.hnc.x-k8s.io"');

@@ -6,7 +6,6 @@
 // calls HNC's webhooks directly (registered by URL): they must answer 503 for what needs the
 // hierarchy and let the rest through, and /readyz must fail; once the proxy forwards again, all of
 // that must end within seconds.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -17,10 +16,9 @@ import { MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
 import { mintUser } from '../../local-cluster/index.js';
 import { TestCluster, eventually, eventuallyEqual, kubectl } from '../support/cluster.js';
 import { WEBHOOK_PROBE_ANCHOR, treeDepths } from '../support/hnc.js';
-import { removeWebhookConfigurations, waitForWebhooks } from '../support/manager.js';
+import { removeWebhookConfigurations, spawnHnc, waitForWebhooks, type HncProcess } from '../support/manager.js';
 import { freePort } from '../../local-cluster/control-plane.js';
 
-const root = join(import.meta.dirname, '..', '..');
 const CUT_OFF = 'this HNC replica cannot reach the API server';
 
 /** A TCP proxy to the API server that can be cut: new and open connections then hang, as dropped packets do. */
@@ -71,8 +69,8 @@ class CuttableProxy {
 
 let cluster: TestCluster;
 let proxy: CuttableProxy;
-let proc: ChildProcess | undefined;
-let stderr = '';
+let hnc: HncProcess | undefined;
+const logFile = () => join(inject('stateDir'), 'logs', 'cut-off.log');
 let healthPort: number;
 let parent: string;
 
@@ -97,32 +95,8 @@ beforeAll(async () => {
   writeFileSync(kubeconfig, stringify(config), { mode: 0o600 });
   healthPort = await freePort();
   // As in the Deployment: leader election, whose Lease is renewed (or watched) every 2 s.
-  proc = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(root, 'cmd', 'start.ts'),
-      '--kubeconfig',
-      kubeconfig,
-      '--enable-leader-election',
-      '--leader-election-id',
-      'cut-off-test',
-      '--webhook-server-port',
-      '0',
-      '--metrics-addr=',
-      `--health-probe-bind-address=127.0.0.1:${healthPort}`,
-    ],
-    {
-      cwd: root,
-      env: { ...process.env, KUBECONFIG: '', HNC_LOG_FILE: join(inject('stateDir'), 'logs', 'cut-off.log') },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  await eventually(async () => (stderr.includes('HNC is running') ? true : undefined), 'HNC to start', 90_000).catch((e: unknown) => {
-    throw new Error(`${String(e)}\n${stderr}`);
-  });
+  const args = ['--enable-leader-election', '--leader-election-id', 'cut-off-test', '--webhook-server-port', '0', '--metrics-addr='];
+  hnc = await spawnHnc(kubeconfig, [...args, `--health-probe-bind-address=127.0.0.1:${healthPort}`], logFile());
   await waitForWebhooks(cluster.kubeconfigPath);
   parent = await cluster.namespace('cut');
   await eventuallyEqual(() => treeDepths(cluster.admin, parent), { [parent]: 0 }, 'the namespace reconciled');
@@ -131,9 +105,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   proxy?.restore();
-  if (proc && proc.exitCode === null) {
-    proc.kill('SIGINT'); // outside a cluster it removes its configurations and policies when it stops
-    await new Promise((resolve) => proc!.once('exit', resolve));
+  if (hnc && hnc.proc.exitCode === null) {
+    hnc.proc.kill('SIGINT'); // outside a cluster it removes its configurations and policies when it stops
+    await hnc.exited;
   }
   await proxy?.close();
   await removeWebhookConfigurations();
@@ -167,7 +141,7 @@ describe('HNC cut off from the API server', () => {
     expect(await anchorProbe()).toContain('subnamespaceanchors.hnc.x-k8s.io');
     console.log(`cut off: not ready after ${unready.toFixed(1)} s; ready again ${back.toFixed(1)} s after the cut ended`);
     expect(back).toBeLessThan(5);
-    const log = () => readFileSync(join(inject('stateDir'), 'logs', 'cut-off.log'), 'utf8');
+    const log = () => readFileSync(logFile(), 'utf8');
     expect(log()).toContain('cannot reach the API server: not ready');
     await eventually(async () => (log().includes('the API server answers again') ? true : undefined), 'the log to say it hears again');
   }, 120_000);

@@ -2,7 +2,7 @@
 // writes; SIGTERM hands the lease over at once, SIGKILL within the lease duration; propagation
 // keeps working. Also /readyz, /metrics and Events, which a platform team watches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import net from 'node:net';
 import { inject } from 'vitest';
@@ -15,10 +15,9 @@ import { HierarchyPolicy } from '../../core/hierarchy/policy.js';
 import { KubeClient } from '../../kube/client.js';
 import { createLogger } from '../../kube/log.js';
 import { serveProbes } from '../../cmd/probes.js';
-import { startManager } from '../support/manager.js';
+import { spawnHnc, startManager } from '../support/manager.js';
 
 const LEASE_SECONDS = 4;
-const root = join(import.meta.dirname, '..', '..');
 let cluster: TestCluster;
 let kubeconfig: string;
 const leaseId = TestCluster.uniqueName('ha');
@@ -41,14 +40,9 @@ const freePort = () =>
 async function replica(): Promise<Replica> {
   const metricsPort = await freePort();
   const healthPort = await freePort();
-  const proc = spawn(
-    process.execPath,
+  const { proc } = await spawnHnc(
+    kubeconfig,
     [
-      '--import',
-      'tsx',
-      join(root, 'cmd', 'start.ts'),
-      '--kubeconfig',
-      kubeconfig,
       '--no-webhooks',
       '--enable-leader-election',
       '--leader-election-id',
@@ -60,18 +54,10 @@ async function replica(): Promise<Replica> {
       '--health-probe-bind-address',
       `127.0.0.1:${healthPort}`,
     ],
-    {
-      cwd: root,
-      env: { ...process.env, KUBECONFIG: '', HNC_LOG_FILE: join(inject('stateDir'), 'logs', `ha-${metricsPort}.log`) },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
+    join(inject('stateDir'), 'logs', `ha-${metricsPort}.log`),
+    60_000,
   );
   children.push(proc);
-  let err = '';
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await eventually(async () => (err.includes('HNC is running') ? true : undefined), 'the replica to start', 60_000).catch((e: unknown) => {
-    throw new Error(`${String(e)}\n${err}`);
-  });
   await eventually(
     () => fetch(`http://127.0.0.1:${healthPort}/readyz`).then((r) => (r.status === 200 ? true : undefined)),
     'the replica to be ready',

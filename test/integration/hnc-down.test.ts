@@ -5,7 +5,7 @@
 // the rows are test/support/hnc-down.ts's, which test/e2e/hnc-down.test.ts runs on the real node.
 // A source created meanwhile over a user's own object below is reported as a conflict once HNC is
 // back, never overwritten.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
@@ -23,12 +23,10 @@ import {
   runDownRow,
   type DownRun,
 } from '../support/hnc-down.js';
-import { removeWebhookConfigurations, waitForWebhooks } from '../support/manager.js';
+import { removeWebhookConfigurations, spawnHnc, waitForWebhooks } from '../support/manager.js';
 
-const root = join(import.meta.dirname, '..', '..');
 let cluster: TestCluster;
 let proc: ChildProcess | undefined;
-let stderr = '';
 let run: DownRun | undefined;
 
 interface RoleBinding {
@@ -49,29 +47,8 @@ beforeAll(async () => {
   const manager = await mintUser(inject('stateDir'), MANAGER_USER, MANAGER_GROUPS);
   // `npm start -- --kubeconfig K`: HNC as a process of its own, registered by URL on 127.0.0.1
   // (with hierarchical quotas, as `npm start` runs it).
-  proc = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(root, 'cmd', 'start.ts'),
-      '--kubeconfig',
-      manager.kubeconfigPath,
-      '--webhook-server-port',
-      '0',
-      '--metrics-addr=',
-      '--health-probe-bind-address=',
-    ],
-    {
-      cwd: root,
-      env: { ...process.env, KUBECONFIG: '', HNC_LOG_FILE: join(inject('stateDir'), 'logs', 'hnc-down.log') },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  await eventually(async () => (stderr.includes('HNC is running') ? true : undefined), 'HNC to start', 90_000).catch((e: unknown) => {
-    throw new Error(`${String(e)}\n${stderr}`);
-  });
+  const args = ['--webhook-server-port', '0', '--metrics-addr=', '--health-probe-bind-address='];
+  proc = (await spawnHnc(manager.kubeconfigPath, args, join(inject('stateDir'), 'logs', 'hnc-down.log'))).proc;
   await waitForWebhooks(cluster.kubeconfigPath);
   const scenario = await prepareDownScenario(cluster, true);
   run = { ...scenario, newNamespace: TestCluster.uniqueName('down-new') };

@@ -1,7 +1,6 @@
 // Hierarchical quotas are never over-admitted, even with two manager replicas serving webhooks
 // behind one address (a round-robin TCP proxy here, a Service in a cluster) and many creations at
 // once across a subtree: every usage raise is decided by the leader (docs/hrq.md).
-import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startHnc, type Hnc } from '../../cmd/hnc.js';
@@ -13,33 +12,18 @@ import { mintUser } from '../../local-cluster/index.js';
 import { TestCluster, eventually, eventuallyEqual } from '../support/cluster.js';
 import { setParent } from '../support/hnc.js';
 import { removeWebhookConfigurations } from '../support/manager.js';
+import { roundRobinProxy, type RoundRobin } from '../support/round-robin.js';
 import { postHttps } from '../../webhooks/testing.js';
 
 let cluster: TestCluster;
 const replicas: Hnc[] = [];
-let proxy: net.Server;
+let proxy: RoundRobin | undefined;
 const backends: number[] = [];
-
-/** Spreads connections over the replicas' webhook ports, in turn. */
-function startProxy(): Promise<number> {
-  let next = 0;
-  proxy = net.createServer((client) => {
-    const i = next++ % backends.length;
-    const upstream = net.connect(backends[i]!, '127.0.0.1');
-    client.pipe(upstream).pipe(client);
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', close);
-    upstream.on('error', close);
-  });
-  return new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve((proxy.address() as net.AddressInfo).port)));
-}
 
 beforeAll(async () => {
   cluster = await TestCluster.connect();
-  const proxyPort = await startProxy();
+  proxy = await roundRobinProxy(backends);
+  const proxyPort = proxy.port;
   const stateDir = inject('stateDir');
   const lease = TestCluster.uniqueName('hrq-ha');
   for (const name of ['one', 'two']) {
@@ -62,7 +46,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const r of replicas) await r.stop();
-  proxy?.close();
+  await proxy?.close();
   await removeWebhookConfigurations();
   await cluster.cleanup();
 });

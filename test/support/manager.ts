@@ -1,5 +1,6 @@
 // Runs the real manager in the test process, as its own service account bound only to the
 // shipped ClusterRole (deploy/rbac/manager.yaml): a missing permission fails the test.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { Manager } from '../../controller/manager.js';
@@ -13,6 +14,8 @@ import { eventually, kubectl } from './cluster.js';
 import { WEBHOOK_PROBE_ANCHOR } from './hnc.js';
 import { Policy } from '../../webhooks/policies.js';
 import { TREE_LABEL_SUFFIX } from '../../core/api/constants.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
 
 export async function startManager(name: string, policy: PolicyOptions = {}): Promise<Manager> {
   const stateDir = inject('stateDir');
@@ -85,4 +88,32 @@ export async function removeWebhookConfigurations(): Promise<void> {
         .then(() => true),
     "the API server to drop HNC's admission policies",
   );
+}
+
+/** HNC as a process of its own (`npm start -- --kubeconfig K ...`), as the tests that stop, freeze or cut it run it. */
+export interface HncProcess {
+  proc: ChildProcess;
+  /** What it wrote on stderr so far. */
+  stderr(): string;
+  /** Its exit code (null: killed by a signal), once it has exited. */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Starts `cmd/start.ts --kubeconfig <kubeconfig> <args>`, its log in `logFile`, and resolves once it
+ * says it is running (or rejects with its stderr).
+ */
+export async function spawnHnc(kubeconfig: string, args: string[], logFile: string, timeoutMs = 90_000): Promise<HncProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'cmd', 'start.ts'), '--kubeconfig', kubeconfig, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, KUBECONFIG: '', HNC_LOG_FILE: logFile },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  await eventually(async () => (stderr.includes('HNC is running') ? true : undefined), 'HNC to start', timeoutMs).catch((e: unknown) => {
+    throw new Error(`${String(e)}\n${stderr}`);
+  });
+  return { proc, stderr: () => stderr, exited };
 }
