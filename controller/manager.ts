@@ -50,6 +50,7 @@ export class Manager {
   private readonly ownsCache: boolean;
   readonly config: ConfigController;
   private readonly isLeader: () => boolean;
+  private anchors?: AnchorReconciler;
   private readonly events: EventRecorder;
   private readonly unsubscribe: Array<() => void> = [];
   /** The HRQ reconcilers and their caches, when HRQs are enabled. */
@@ -120,7 +121,15 @@ export class Manager {
       this.log.child({ reconciler: 'hierarchy' }),
       this.events,
     );
-    const anchors = new AnchorReconciler(this.hierarchy, this.cache.anchors.store, this.writer, this.log.child({ reconciler: 'anchor' }));
+    const anchors = new AnchorReconciler(
+      this.hierarchy,
+      this.cache.anchors.store,
+      this.cache.namespaces.store,
+      this.writer,
+      this.log.child({ reconciler: 'anchor' }),
+    );
+    this.anchors = anchors;
+    for (const key of this.hierarchy.anchorKeys()) anchors.observe(key);
     this.queues.namespaces.run((key, rid) => this.guard('hierarchy', key, rid, () => hierarchy.reconcile(key, rid)), workers);
     this.queues.anchors.run((key, rid) => this.guard('anchor', key, rid, () => anchors.reconcile(key, rid)), workers);
     await this.config.start();
@@ -182,6 +191,9 @@ export class Manager {
 
   private enqueue(affected: Affected): void {
     for (const ns of affected.namespaces) this.queues.namespaces.add(ns);
-    for (const a of affected.anchors) this.queues.anchors.add(a);
+    for (const a of affected.anchors) {
+      this.anchors?.observe(a);
+      this.queues.anchors.add(a);
+    }
   }
 }

@@ -9,7 +9,7 @@ import { AnchorReconciler } from './reconciler.js';
 
 function setup() {
   const world = new World();
-  const reconciler = new AnchorReconciler(world.hierarchy, world.anchors, world.writes, silentLog);
+  const reconciler = new AnchorReconciler(world.hierarchy, world.anchors, world.namespaces, world.writes, silentLog);
   return { world, reconciler };
 }
 
@@ -133,6 +133,32 @@ describe('AnchorReconciler', () => {
     world.writes.failNext('update', anchorPath('a', 'c'), 404, 'NotFound');
     await reconciler.reconcile('a/c');
     expect(world.writes.lines()).toEqual([`update ${anchorPath('a', 'c')} (failed)`]);
+  });
+
+  it('deletes a subnamespace created after its anchor went (a deposed leader’s request delivered late), as any replica that saw it go', async () => {
+    const late = async (meta: { creationTimestamp: string; annotations: Record<string, string> }, seen = true) => {
+      const { world, reconciler } = setup();
+      world.namespace('a');
+      world.anchor('a', 'c');
+      if (seen) reconciler.observe('a/c');
+      world.anchorGone('a', 'c');
+      reconciler.observe('a/c');
+      await reconciler.reconcile('a/c');
+      expect(world.writes.writes).toEqual([]);
+      // The namespace arrives: its anchor key is looked at although the anchor is gone.
+      world.namespace('c', meta);
+      await reconciler.reconcile('a/c');
+      return world.writes.writes.map((w) => `${w.verb} ${w.path} ${JSON.stringify(w.preconditions)}`);
+    };
+    const after = (ms: number) => new Date(Date.now() + ms).toISOString();
+    const ours = { [Annotation.subnamespaceOf]: 'a' };
+    expect(await late({ creationTimestamp: after(3_000), annotations: ours })).toEqual(['delete /api/v1/namespaces/c {"uid":"uid-c"}']);
+    // Not clearly after (clocks, whole seconds), grafted by a user, or an anchor this replica never saw: kept.
+    expect(await late({ creationTimestamp: after(1_000), annotations: ours })).toEqual([]);
+    expect(await late({ creationTimestamp: after(3_000), annotations: { ...ours, [Annotation.graftedBy]: 'bob' } })).toEqual([]);
+    expect(await late({ creationTimestamp: after(3_000), annotations: ours }, false)).toEqual([]);
+    const affected = new World().hierarchy.setNamespace('c', { labels: {}, annotations: ours, deleting: false });
+    expect([...affected.anchors]).toEqual(['a/c']);
   });
 
   it("reports Conflict for someone else's namespace of that name, and never touches it", async () => {

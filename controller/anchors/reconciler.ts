@@ -2,7 +2,7 @@
 // deletion removes the subnamespace before letting the anchor go (docs/behaviour.md §4).
 import { Annotation } from '../../core/api/constants.js';
 import { anchorPath } from '../../core/api/paths.js';
-import type { SubnamespaceAnchor } from '../../core/api/types.js';
+import type { NamespaceObject, SubnamespaceAnchor } from '../../core/api/types.js';
 import type { Hierarchy } from '../../core/hierarchy/hierarchy.js';
 import { desiredAnchor, planAnchor } from '../../core/hierarchy/plan.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../kube/client.js';
@@ -13,6 +13,8 @@ import { WriteExpectations } from '../../kube/expectations.js';
 
 /** How long a subnamespace this process created stays tied to its anchor's vanishing (below). */
 const CREATED_MEMORY_MS = 60_000;
+/** Clocks and creationTimestamp's whole seconds: a namespace counts as created after its anchor went only this clearly. */
+const LATE_MARGIN_MS = 2_000;
 
 export class AnchorReconciler {
   /**
@@ -23,14 +25,30 @@ export class AnchorReconciler {
    * subnamespace then goes as the finalizer would have taken it.
    */
   private readonly created = new Map<string, { uid: string; at: number }>();
+  /** Anchors seen in the cache, and when those that went were seen gone (a minute's memory; observe()). */
+  private readonly present = new Set<string>();
+  private readonly gone = new Map<string, number>();
 
   constructor(
     private readonly hierarchy: Hierarchy,
     private readonly anchors: ReadonlyStore<SubnamespaceAnchor>,
+    private readonly namespaces: ReadonlyStore<NamespaceObject>,
     private readonly writer: Writes,
     private readonly log: Logger,
     private readonly expectations = new WriteExpectations(),
   ) {}
+
+  /**
+   * Notes an anchor key's change, on every replica, leader or not: when an anchor goes, so that a
+   * leader can tell its subnamespace created after that (vanished()), even one it did not lead for.
+   */
+  observe(key: string): void {
+    if (this.anchors.get(key)) return void this.present.add(key);
+    if (!this.present.delete(key)) return;
+    const now = Date.now();
+    for (const [k, at] of this.gone) if (now - at > CREATED_MEMORY_MS) this.gone.delete(k);
+    this.gone.set(key, now);
+  }
 
   /** `rid` names this reconcile on its log lines (kube/log-context.ts). */
   async reconcile(key: string, rid?: string): Promise<void> {
@@ -101,14 +119,31 @@ export class AnchorReconciler {
    * (its uid), never one of the same name made by someone else.
    */
   private async vanished(key: string, rid?: string): Promise<void> {
-    const created = this.created.get(key);
-    this.created.delete(key);
     // Uninstalling: anchors go without their subnamespaces (docs/behaviour.md §3.7).
-    if (!created || Date.now() - created.at > CREATED_MEMORY_MS || this.hierarchy.anchorCrdDeleting) return;
+    if (this.hierarchy.anchorCrdDeleting) return;
     const [parent, child] = key.split('/') as [string, string];
     const ns = this.hierarchy.namespace(child);
     if (ns && (ns.annotations[Annotation.subnamespaceOf] !== parent || ns.annotations[Annotation.graftedBy] !== undefined)) return;
-    await this.deleteCreated(child, created.uid, parent, rid);
+    const created = this.created.get(key);
+    this.created.delete(key);
+    if (created && Date.now() - created.at <= CREATED_MEMORY_MS) return this.deleteCreated(child, created.uid, parent, rid);
+    const late = this.createdAfterItsAnchorWent(key, child);
+    if (late) await this.deleteCreated(child, late, parent, rid);
+  }
+
+  /**
+   * The uid of the subnamespace `child` if HNC created it after its anchor went (seen gone within
+   * the minute): a leader's request delivered late, after the network that held it came back (the
+   * soak: its successor had seen the anchor deleted 17 s before). Not grafted by anyone (the
+   * mutator marks a user's subnamespace-of), created a clear 2 s after: nobody's but that request's.
+   */
+  private createdAfterItsAnchorWent(key: string, child: string): string | undefined {
+    const goneAt = this.gone.get(key);
+    const ns = this.namespaces.get(child);
+    const created = Date.parse(ns?.metadata.creationTimestamp ?? '');
+    if (goneAt === undefined || Date.now() - goneAt > CREATED_MEMORY_MS) return;
+    if (!ns?.metadata.uid || !(created > goneAt + LATE_MARGIN_MS) || ns.metadata.deletionTimestamp) return;
+    return ns.metadata.uid;
   }
 
   /** Deletes the subnamespace we created (only that one: its uid), whose anchor is gone. */

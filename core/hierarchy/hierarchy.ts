@@ -126,8 +126,11 @@ export class Hierarchy {
     if (this.isExternal(name)) this.externals.add(name);
     else this.externals.delete(name);
     affected.namespaces.add(name);
-    // The anchors named like this namespace report its state (Ok, Missing, Conflict).
+    // The anchors named like this namespace report its state (Ok, Missing, Conflict); the anchor a
+    // subnamespace names is looked at even when it is gone (its namespace may have come after it).
     for (const parent of this.anchorParents.get(name) ?? []) affected.anchors.add(anchorKey(parent, name));
+    const subnamespaceOf = facts?.annotations[Annotation.subnamespaceOf];
+    if (subnamespaceOf) affected.anchors.add(anchorKey(subnamespaceOf, name));
     // The anchors in a namespace whose deletion starts release their subnamespaces at once; those
     // seen before their namespace act once it appears.
     if (!before !== !facts || !!before?.deleting !== !!facts?.deleting)

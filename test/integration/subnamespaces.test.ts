@@ -1,6 +1,9 @@
 // Subnamespaces on the real control plane: an anchor creates its namespace, reports its state,
 // and its deletion removes the namespace only when that is safe.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { KubeClient } from '../../kube/client.js';
+import { MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
+import { mintUser } from '../../local-cluster/index.js';
 import type { Manager } from '../../controller/manager.js';
 import { TestCluster, eventuallyEqual } from '../support/cluster.js';
 import { startManager } from '../support/manager.js';
@@ -123,6 +126,20 @@ describe('subnamespaces', () => {
     const left = async () => (await Promise.all(children.map(async (c) => ((await namespaceExists(cluster.admin, c)) ? [c] : [])))).flat();
     await eventuallyEqual(left, [], 'every subnamespace of a deleted anchor to be gone', 60_000);
     expect(await Promise.all(children.map((c) => anchorGone(parent, c)))).toEqual(children.map(() => true));
+  });
+
+  it('deletes a subnamespace that HNC’s own late request created after its anchor went (a deposed leader’s, delivered after a cut)', async () => {
+    const parent = await cluster.namespace('team');
+    const child = TestCluster.uniqueName('late');
+    await createAnchor(cluster.admin, parent, child);
+    await eventuallyEqual(() => anchorState(parent, child), 'Ok', 'the anchor to be Ok');
+    await cluster.admin.delete(anchorPath(parent, child));
+    await eventuallyEqual(() => anchorGone(parent, child), true, 'the anchor and its subnamespace to be gone', 60_000);
+    // The old leader's creation, held up in the network, arrives well after (HNC's identity: no grafted-by).
+    await new Promise((r) => setTimeout(r, 3_500));
+    const hnc = await KubeClient.fromKubeconfig((await mintUser(inject('stateDir'), MANAGER_USER, MANAGER_GROUPS)).kubeconfigPath);
+    await hnc.create('/api/v1/namespaces', { metadata: { name: child, annotations: { 'hnc.x-k8s.io/subnamespace-of': parent } } });
+    await eventuallyEqual(() => namespaceExists(cluster.admin, child), false, 'the late subnamespace deleted', 60_000);
   });
 
   it('forbids an anchor named after an excluded namespace', async () => {
