@@ -11,7 +11,7 @@ import type { CredentialsRejectedError } from '../kube/credentials.js';
 import { HierarchyCache } from '../kube/hierarchy-cache.js';
 import { QuotaCache } from '../kube/quota-cache.js';
 import { identityWithAddress, QuotaRouter } from '../webhooks/hrq-router.js';
-import { LeaderElector } from '../kube/leader.js';
+import { LeaderElector, identityInPod, samePod } from '../kube/leader.js';
 import type { Logger } from '../kube/log.js';
 import { Metrics } from '../kube/metrics.js';
 import { trimYoungGenerationWhenIdle } from '../kube/young-generation.js';
@@ -138,7 +138,12 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
   // Several replicas (leader election) judge usage raises in one place, the leader (docs/hrq.md).
   const quotaRouter =
     quotas && opts.webhooks && opts.leaderElection
-      ? new QuotaRouter({ isLeader: () => leading, holder: () => leader?.holder, ca: () => webhooks?.ca })
+      ? new QuotaRouter({
+          isLeader: () => leading,
+          holder: () => leader?.holder,
+          readHolder: async () => leader?.readHolder(),
+          ca: () => webhooks?.ca,
+        })
       : undefined;
   if (opts.webhooks) {
     webhooks = new Webhooks({
@@ -206,7 +211,12 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
   await quotas?.start();
   await m.start();
   if (opts.leaderElection) {
-    const base = opts.leaderElection.identity ?? `${hostname()}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+    // A container restarted in its pod (a crash, a failed liveness probe) takes its previous run's lease at once.
+    const podUid = process.env.POD_UID || undefined;
+    const base = identityInPod(
+      opts.leaderElection.identity ?? `${hostname()}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`,
+      podUid,
+    );
     // The leader's webhook address rides in its identity, for the followers to forward raises to.
     const advertised = process.env.POD_IP ?? (opts.webhooks ? opts.webhooks.host : undefined) ?? '127.0.0.1';
     leader = new LeaderElector({
@@ -217,6 +227,7 @@ export async function startHnc(opts: HncOptions): Promise<Hnc> {
       leaseDurationMs: opts.leaderElection.leaseDurationMs,
       renewDeadlineMs: opts.leaderElection.renewDeadlineMs,
       retryPeriodMs: opts.leaderElection.retryPeriodMs,
+      isPredecessor: samePod(podUid),
       logger: opts.logger,
       onStartedLeading: () => {
         leading = true;
@@ -290,7 +301,10 @@ function watchReachability(opts: HncOptions, onChange: (reaches: boolean) => voi
         { server: opts.client.server },
         'cannot reach the API server: not ready, and admission reviews that need the hierarchy are answered 503 until it answers again',
       );
-    else opts.logger.info({ server: opts.client.server }, 'the API server answers again');
+    else {
+      opts.logger.info({ server: opts.client.server }, 'the API server answers again');
+      reach.regained();
+    }
     onChange(!cutOff);
   }, REACHABILITY_EVERY_MS);
   timer.unref();

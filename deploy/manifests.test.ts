@@ -143,12 +143,13 @@ describe('the HRQ variant: deploy/hrq renders into dist/install-hrq.yaml (HNC sh
     expect(names(false).filter((n) => hrqHooks.includes(n as (typeof hrqHooks)[number]))).toEqual([]);
   });
 
-  it('gives the manager the POD_IP followers forward usage raises to (docs/hrq.md)', () => {
+  it('gives the manager the POD_IP followers forward usage raises to (docs/hrq.md), and its POD_UID', () => {
     const env = hrqDeployment.spec.template.spec.containers[0]!.env as Array<{
       name: string;
       valueFrom?: { fieldRef?: { fieldPath: string } };
     }>;
     expect(env.find((e) => e.name === 'POD_IP')?.valueFrom?.fieldRef?.fieldPath).toBe('status.podIP');
+    expect(env.find((e) => e.name === 'POD_UID')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.uid');
   });
 
   it('is written by writeInstall with a header naming its kustomization, and parses back to the same objects', async () => {

@@ -4,7 +4,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeClient } from './client.js';
-import { LeaderElector } from './leader.js';
+import { LeaderElector, identityInPod, samePod } from './leader.js';
 import { localHttpsServers, type LocalHttpsServers } from './testing-https.js';
 
 let servers: LocalHttpsServers;
@@ -121,5 +121,19 @@ describe('LeaderElector', () => {
       await elector.stop();
       client.close();
     }
+  });
+});
+
+describe('samePod', () => {
+  const uid = '6b1f0c2e-8a41-4d55-9b1e-3f0a2c9d7e10';
+  it("knows an earlier run of this pod's container, whatever follows its identity", () => {
+    const earlier = `${identityInPod('hnc-7f9c_1_ab12cd', uid)} webhooks=https://10.244.0.5:9443`;
+    expect(samePod(uid)(earlier)).toBe(true);
+  });
+  it("never takes another pod's holder, a holder of no pod, or anyone's when not in a pod", () => {
+    expect(samePod(uid)(identityInPod('hnc-2_1_ab12cd', '0d5e8f7a-0000-4000-8000-000000000000'))).toBe(false);
+    expect(samePod(uid)('hnc-7f9c_1_ab12cd')).toBe(false);
+    expect(samePod(undefined)(identityInPod('hnc-7f9c_1_ab12cd', uid))).toBe(false);
+    expect(identityInPod('x', undefined)).toBe('x');
   });
 });

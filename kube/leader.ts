@@ -13,6 +13,11 @@ export interface LeaderOptions {
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
   logger: Logger & { info(obj: object, msg?: string): void };
+  /**
+   * True for a holder known to have stopped, whose lease may be taken at once rather than after
+   * it expires: an earlier run of this process's own container (docs/operations.md).
+   */
+  isPredecessor?: (holder: string) => boolean;
   onStartedLeading: () => void | Promise<void>;
   onStoppedLeading: () => void | Promise<void>;
 }
@@ -23,6 +28,25 @@ interface Lease {
   metadata: { name: string; namespace: string; resourceVersion?: string };
   spec: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
 }
+
+const POD_MARK = ' pod=';
+
+/**
+ * A Lease identity naming the pod it runs in (its uid, from the downward API), so that a later run
+ * of the same container can tell its predecessor's lease (samePod).
+ */
+export const identityInPod = (identity: string, podUid: string | undefined): string =>
+  podUid ? `${identity}${POD_MARK}${podUid}` : identity;
+
+/**
+ * Whether `holder` ran in the pod `podUid`: in a pod, the kubelet starts a container again only
+ * once its previous run has exited, so such a holder (not this process) has stopped and its lease
+ * need not be waited out. Outside a pod (no uid) nothing is known of other holders.
+ */
+export const samePod =
+  (podUid: string | undefined) =>
+  (holder: string): boolean =>
+    !!podUid && holder.split(' ').includes(`${POD_MARK.trim()}${podUid}`);
 
 const micro = (d: Date) => d.toISOString().replace('Z', '000Z');
 
@@ -46,9 +70,24 @@ export class LeaderElector {
     return this.leading;
   }
 
-  /** The Lease holder's identity as last read (ours while leading); undefined before the first read. */
+  /**
+   * The Lease holder's identity as last read (ours while leading); undefined before the first read,
+   * and while not leading if the Lease last read named this replica (it stopped leading since).
+   */
   get holder(): string | undefined {
-    return this.leading ? this.opts.identity : this.lastHolder;
+    if (this.leading) return this.opts.identity;
+    return this.lastHolder === this.opts.identity ? undefined : this.lastHolder;
+  }
+
+  /** Reads the Lease now (within `timeoutMs`): its holder, unless none or its lease expired. */
+  async readHolder(timeoutMs = 500): Promise<string | undefined> {
+    if (this.leading) return this.opts.identity;
+    const lease = await this.opts.client.request<Lease>('GET', this.path, { timeoutMs });
+    const renewed = lease.spec.renewTime ? Date.parse(lease.spec.renewTime) : 0;
+    const live = renewed + (lease.spec.leaseDurationSeconds ?? 0) * 1000 >= Date.now();
+    const holder = lease.spec.holderIdentity || undefined;
+    this.lastHolder = holder;
+    return live && holder !== this.opts.identity ? holder : undefined;
   }
 
   private get path(): string {
@@ -141,7 +180,11 @@ export class LeaderElector {
     this.lastHolder = holder || undefined;
     const renewed = lease.spec.renewTime ? Date.parse(lease.spec.renewTime) : 0;
     const expired = renewed + (lease.spec.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
-    if (holder && holder !== this.opts.identity && !expired) return undefined;
+    const ours = holder === this.opts.identity;
+    const predecessor = !!holder && !ours && this.opts.isPredecessor?.(holder) === true;
+    if (holder && !ours && !expired && !predecessor) return undefined;
+    if (predecessor && !expired)
+      this.opts.logger.info({ lease: this.opts.name, previous: holder }, 'taking the lease of an earlier run of this container');
     const taking = holder !== this.opts.identity;
     const next: Lease = {
       ...lease,

@@ -14,6 +14,7 @@ export const CUT_OFF_AFTER_MS = 3_000;
 export class Reachability {
   /** When the first failure with no answer since happened. */
   private failingSince: number | undefined;
+  private readonly onRegain = new Set<() => void>();
   private lastAnswerAt: number;
 
   constructor(
@@ -47,5 +48,20 @@ export class Reachability {
   /** No answer for afterMs since requests began to fail. */
   get cutOff(): boolean {
     return this.failingSince !== undefined && this.now() - this.failingSince >= this.afterMs;
+  }
+
+  /**
+   * A cut-off has ended (its observer decides when): connections opened before it may still hang
+   * (TCP backs its retransmissions off for tens of seconds after packets were dropped), so every
+   * watch on them starts again from where it was.
+   */
+  regained(): void {
+    for (const fn of [...this.onRegain]) fn();
+  }
+
+  /** Runs `fn` on every regained(); returns what stops that. */
+  onRegained(fn: () => void): () => void {
+    this.onRegain.add(fn);
+    return () => this.onRegain.delete(fn);
   }
 }

@@ -34,4 +34,40 @@ describe('figures table', () => {
     expect(t).toMatch(/settle after cut-replica \(s\) +injected 1, no quiet point after it settled/);
     expect(t).toMatch(/settle after kill-replica \(s\) +not injected/);
   });
+
+  it('puts each HNC-unavailable failure on the last fault begun before it and ended less than a minute before, and counts quota raises', () => {
+    const at = (ms: number) => new Date(ms).toISOString();
+    const refused = (ms: number, message: string) => ({
+      t: at(ms),
+      who: 'soak-lead-a',
+      op: 'create service',
+      target: '',
+      ms: 1,
+      ok: false,
+      refusal: { kind: 'hnc-unavailable' as const, message },
+    });
+    const raise = 'admission webhook "resourcesquotasstatus.hnc.x-k8s.io" denied the request: this HNC replica no longer leads';
+    const f = figures({
+      seed: 7,
+      minutes: 1,
+      quietPoints: [],
+      faults: [
+        { kind: 'kill-replica', detail: '', startedAt: 100_000, endedAt: 100_001 },
+        { kind: 'freeze-replica', detail: '', startedAt: 110_000, endedAt: 140_000 },
+      ],
+      requests: [
+        refused(105_000, raise),
+        refused(120_000, raise),
+        refused(175_000, 'failed calling webhook'),
+        refused(50_000, 'x'),
+        refused(201_000, 'y'),
+      ],
+      overAdmissions: [],
+      quotaSamples: 0,
+      judged: { right: 0, questionable: [] },
+    });
+    expect(f.unavailableByFault).toEqual({ 'kill-replica': 1, 'freeze-replica': 2, none: 2 });
+    expect(f.unavailableQuotaRaises).toBe(2);
+    expect(table(f)).toMatch(/of which quota raises; by the last fault before +2; kill-replica 1, freeze-replica 2, none 2/);
+  });
 });

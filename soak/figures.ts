@@ -35,6 +35,10 @@ export interface Figures {
   userRequests: number;
   failedBecauseHncUnavailable: number;
   hncUnavailableShare: number;
+  /** Those failures by the fault that started last before each (if it ended less than 60 s before; "none" otherwise). */
+  unavailableByFault: Partial<Record<FaultKind | 'none', number>>;
+  /** Those failures that were a hierarchical-quota raise refused because no leader could decide it. */
+  unavailableQuotaRaises: number;
   refusals: Partial<Record<RefusalKind, number>>;
   /** RBAC refusals sent while kube-apiserver restarted or in the 10 s after: its authorizer's caches were not filled yet. */
   rbacDuringApiserverRestart: number;
@@ -74,7 +78,13 @@ export function figures(input: {
       };
   }
   const users = input.requests.filter((r) => r.who !== 'admin');
-  const unavailable = users.filter((r) => r.refusal?.kind === 'hnc-unavailable').length;
+  const unavailableRecords = users.filter((r) => r.refusal?.kind === 'hnc-unavailable');
+  const unavailable = unavailableRecords.length;
+  const unavailableByFault: Figures['unavailableByFault'] = {};
+  for (const r of unavailableRecords) {
+    const kind = lastFaultBefore(input.faults, Date.parse(r.t))?.kind ?? 'none';
+    unavailableByFault[kind] = (unavailableByFault[kind] ?? 0) + 1;
+  }
   const refusals: Figures['refusals'] = {};
   for (const r of input.requests) if (r.refusal) refusals[r.refusal.kind] = (refusals[r.refusal.kind] ?? 0) + 1;
   const restarts = input.faults.filter((f) => f.kind === 'restart-apiserver');
@@ -97,11 +107,22 @@ export function figures(input: {
     userRequests: users.length,
     failedBecauseHncUnavailable: unavailable,
     hncUnavailableShare: users.length ? unavailable / users.length : 0,
+    unavailableByFault,
+    unavailableQuotaRaises: unavailableRecords.filter((r) => QUOTA_RAISE.test(r.refusal!.message)).length,
     refusals,
     rbacDuringApiserverRestart: input.requests.filter((r) => r.refusal?.kind === 'rbac' && duringRestart(r)).length,
     refusalsJudgedRight: input.judged.right,
     questionableRefusals: input.judged.questionable.slice(0, 50),
   };
+}
+
+/** The webhook that judges hierarchical-quota raises. */
+const QUOTA_RAISE = /resourcesquotasstatus\.hnc\.x-k8s\.io/;
+
+/** The fault that started last at or before `t`, if it had not ended a minute before. */
+function lastFaultBefore(faults: Fault[], t: number): Fault | undefined {
+  const before = faults.filter((f) => f.startedAt <= t && t - f.endedAt <= 60_000);
+  return before.sort((a, b) => b.startedAt - a.startedAt)[0];
 }
 
 /** The figures as a plain-text table, targets beside them. */
@@ -114,6 +135,15 @@ export function table(f: Figures): string {
       'user requests failed: HNC unavailable',
       `${f.failedBecauseHncUnavailable} of ${f.userRequests} (${(f.hncUnavailableShare * 100).toFixed(2)} %)`,
       '< 0.1 %',
+    ],
+    [
+      '  of which quota raises; by the last fault before',
+      `${f.unavailableQuotaRaises}; ${
+        Object.entries(f.unavailableByFault)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ') || '-'
+      }`,
+      '',
     ],
     ...FAULT_KINDS.map((k): [string, string, string] => [`settle after ${k} (s)`, settleCell(f, k), '']),
     [

@@ -19,7 +19,7 @@ import { PROBE_PATH } from './configurations.js';
 import { AdmissionHandlers } from './handlers.js';
 import { apiLookups, lookupClient } from './lookups.js';
 import { PropagationIndex } from './propagation-index.js';
-import { ALLOW_WHEN_CUT_OFF, ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
+import { ALLOW_WHEN_CUT_OFF, ALLOW_WHILE_STARTING, JUDGED_WHEN_CUT_OFF, routeAdmission } from './routes.js';
 import { WebhookServer } from './server.js';
 
 /** Sockets for the worker's watches. */
@@ -147,6 +147,7 @@ const server = routeAdmission(
     allowWhileStarting: ALLOW_WHILE_STARTING,
     reachesApiServer: () => reaches,
     allowWhenCutOff: ALLOW_WHEN_CUT_OFF,
+    judgedWhenCutOff: JUDGED_WHEN_CUT_OFF,
     logger,
     onReview: (path, verdict, ms) => {
       if (path === PROBE_PATH) send({ t: 'probe' });
@@ -173,6 +174,8 @@ port.on('message', (m: ToWorker) => {
       headers = m.headers;
       break;
     case 'reach':
+      // Back from a cut-off: this thread's watches start again too (kube/reachability.ts).
+      if (m.ok && !reaches) client.reachability.regained();
       reaches = m.ok;
       break;
     case 'decided':

@@ -29,8 +29,10 @@ export function addressOf(holder: string | undefined): string | undefined {
 
 export interface RouterOptions {
   isLeader(): boolean;
-  /** The current Lease holder's identity, as last read. */
+  /** The current Lease holder's identity, as last read (undefined: not known, e.g. this replica just stopped leading). */
   holder(): string | undefined;
+  /** Reads the Lease now: its live holder, if any. */
+  readHolder?(): Promise<string | undefined>;
   /** HNC's CA (PEM), which signed every replica's serving certificate. */
   ca(): string | undefined;
   /** FORWARD_TIMEOUT_MS unless given. */
@@ -49,7 +51,9 @@ export class QuotaRouter {
 
   /** The leader's decision on `r`, or a 503 refusal when it cannot be had. */
   async forward(r: AdmissionRequest): Promise<Decision> {
-    const address = addressOf(this.opts.holder());
+    // Right after a handover (this replica stopped leading, the Lease was released) the holder
+    // last read is no one: read the Lease once rather than refuse what a new leader could decide.
+    const address = addressOf(this.opts.holder()) ?? addressOf(await this.opts.readHolder?.().catch(() => undefined));
     if (!address) return unavailable('no HNC leader is known to decide on hierarchical quotas; try again');
     try {
       const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: r });

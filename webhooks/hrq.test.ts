@@ -6,6 +6,8 @@ import { createLogger } from '../kube/log.js';
 import type { QuotaCache } from '../kube/quota-cache.js';
 import { QuotaWebhooks } from './hrq.js';
 import { encodeResponse, type AdmissionRequest } from './review.js';
+import type { QuotaRouter } from './hrq-router.js';
+import { CUT_OFF_MESSAGE } from './server.js';
 
 const q = (l: Record<string, string>) => parseResourceList(l).quantities;
 
@@ -71,6 +73,31 @@ describe('the ResourceQuota status webhook', () => {
     expect((await hooks.resourceQuotaStatus(statusUpdate('a', { services: '1' }))).allowed).toBe(false);
     const starting = webhooks('a', false).hooks;
     expect(await starting.resourceQuotaStatus(statusUpdate('a', { services: '1' }))).toMatchObject({ allowed: false, code: 503 });
+  });
+
+  it('cut off from the API server: a follower still forwards raises to the leader, a leader refuses them', async () => {
+    const { model } = webhooks('a');
+    model.setHrq('a', 'team', q({ services: '5' }));
+    const quotas = { model, synced: true, reserve: () => undefined } as unknown as QuotaCache;
+    const log = createLogger({ level: 'silent' });
+    let leading = false;
+    const forwarded: string[] = [];
+    const router = {
+      get isLeader() {
+        return leading;
+      },
+      forward: async (r: AdmissionRequest) => (forwarded.push(r.namespace!), { allowed: true }),
+    } as unknown as QuotaRouter;
+    const cutOff = new QuotaWebhooks({} as KubeClient, quotas, log, router, () => false);
+    expect(await cutOff.resourceQuotaStatus(statusUpdate('a', { services: '1' }))).toEqual({ allowed: true });
+    expect(forwarded).toEqual(['a']);
+    leading = true;
+    expect(await cutOff.resourceQuotaStatus(statusUpdate('a', { services: '1' }))).toEqual({
+      allowed: false,
+      code: 503,
+      reason: 'ServiceUnavailable',
+      message: CUT_OFF_MESSAGE,
+    });
   });
 });
 

@@ -17,6 +17,7 @@ import { ApiError, type KubeClient } from '../kube/client.js';
 import type { Logger } from '../kube/log.js';
 import type { QuotaCache, ResourceQuotaObject } from '../kube/quota-cache.js';
 import type { QuotaRouter } from './hrq-router.js';
+import { CUT_OFF_MESSAGE } from './server.js';
 import type { AdmissionRequest } from './review.js';
 
 /** The API server's own quota system writes singleton statuses as this user. */
@@ -30,6 +31,8 @@ export class QuotaWebhooks {
     private readonly log: Logger,
     /** With several replicas: sends each raise to the leader (absent: this replica decides). */
     private readonly router?: QuotaRouter,
+    /** False while this replica cannot reach the API server: its quota caches may be stale. */
+    private readonly reachesApiServer: () => boolean = () => true,
   ) {}
 
   /** Unquoted numbers in spec.hard → canonical quantity text. */
@@ -80,6 +83,8 @@ export class QuotaWebhooks {
     // Only the API server's own raises of our singletons are judged; everything else passes.
     if (r.name !== HRQ_RESOURCE_QUOTA_NAME || r.userInfo.username !== APISERVER_USER || !r.namespace) return allow();
     if (this.router && !this.router.isLeader) return this.router.forward(r);
+    // The leader (or the only replica) decides from its caches: not while they may be stale.
+    if (!this.reachesApiServer()) return { allowed: false, code: 503, reason: 'ServiceUnavailable', message: CUT_OFF_MESSAGE };
     return this.decide(r);
   }
 

@@ -32,7 +32,7 @@ import { AdmissionThread } from './admission-thread.js';
 import type { ThreadDelay } from './admission-protocol.js';
 import { apiLookups, lookupClient } from './lookups.js';
 import type { IndexedType, SourceChange } from './propagation-index.js';
-import { ALLOW_WHEN_CUT_OFF, ALLOW_WHILE_STARTING, routeAdmission } from './routes.js';
+import { ALLOW_WHEN_CUT_OFF, ALLOW_WHILE_STARTING, JUDGED_WHEN_CUT_OFF, routeAdmission } from './routes.js';
 import type { Decision } from '../core/validation/decision.js';
 import type { AdmissionRequest } from './review.js';
 import { QuotaWebhooks } from './hrq.js';
@@ -150,7 +150,7 @@ export class Webhooks {
     // The HRQ webhooks read the quota caches, which are the main thread's: decided here either way.
     const quotaRoutes = new Map<string, (r: AdmissionRequest) => Decision | Promise<Decision>>();
     if (opts.quotas) {
-      const quotas = new QuotaWebhooks(opts.client, opts.quotas, opts.logger, opts.quotaRouter);
+      const quotas = new QuotaWebhooks(opts.client, opts.quotas, opts.logger, opts.quotaRouter, () => this.reaches);
       quotaRoutes
         .set(FORWARDED_PATH, (r) => quotas.forwarded(r))
         .set(Webhook.hrq.path, (r) => quotas.validateHrq(r))
@@ -171,6 +171,7 @@ export class Webhooks {
         allowWhileStarting: ALLOW_WHILE_STARTING,
         reachesApiServer: () => this.reaches,
         allowWhenCutOff: ALLOW_WHEN_CUT_OFF,
+        judgedWhenCutOff: JUDGED_WHEN_CUT_OFF,
         logger: opts.logger,
         onReview: (path, verdict, ms) => {
           if (path === PROBE_PATH) onProbe();

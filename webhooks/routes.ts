@@ -16,6 +16,13 @@ export const ALLOW_WHILE_STARTING: ReadonlySet<string> = new Set([Webhook.namesp
  */
 export const ALLOW_WHEN_CUT_OFF: ReadonlySet<string> = new Set([Webhook.namespaceMutator.path, PROBE_PATH, Webhook.objects.path]);
 
+/**
+ * Paths whose handler decides for itself while this replica cannot reach the API server: a
+ * follower forwards a quota raise to the leader, which needs none of its caches; only a leader cut
+ * off refuses it.
+ */
+export const JUDGED_WHEN_CUT_OFF: ReadonlySet<string> = new Set([Webhook.resourceQuotaStatus.path]);
+
 export function routeAdmission(server: WebhookServer, handlers: AdmissionHandlers): WebhookServer {
   return server
     .route(Webhook.namespaceMutator.path, (r) => handlers.mutateNamespace(r))

@@ -40,10 +40,11 @@ async function serve(ready: boolean, handler: Handler, logger?: Logger, timeouts
     allowWhileStarting: new Set(['/mutate']),
     reachesApiServer: () => reaches,
     allowWhenCutOff: new Set(['/mutate']),
+    judgedWhenCutOff: new Set(['/judged']),
     logger: logger ?? ({ ...noopLogger, info: () => undefined } as never),
     timeouts,
   });
-  server.route('/validate', handler).route('/mutate', handler);
+  server.route('/validate', handler).route('/mutate', handler).route('/judged', handler);
   const port = await server.start();
   lastPort = port;
   lastCa = ca.certPem;
@@ -98,14 +99,23 @@ describe('WebhookServer', () => {
     const post = await serve(true, () => (judged++, { allowed: false, code: 403, reason: 'Forbidden', message: 'judged' }));
     reaches = false;
     try {
-      const v = JSON.parse((await post('/validate', review())).body).response;
-      expect(v.status).toMatchObject({ code: 503, reason: 'ServiceUnavailable', message: CUT_OFF_MESSAGE });
-      expect(JSON.parse((await post('/mutate', review())).body).response.allowed).toBe(true);
+      const refused = await post('/validate', review());
+      expect(JSON.parse(refused.body).response.status).toMatchObject({ code: 503, reason: 'ServiceUnavailable', message: CUT_OFF_MESSAGE });
+      // Every answer closes its connection: the API server's next review goes through the Service anew.
+      expect(refused.connection).toBe('close');
+      const allowed = await post('/mutate', review());
+      expect(JSON.parse(allowed.body).response.allowed).toBe(true);
+      expect(allowed.connection).toBe('close');
       expect(judged).toBe(0);
+      // A path whose handler decides for itself what being cut off means.
+      expect(JSON.parse((await post('/judged', review())).body).response.status.message).toBe('judged');
+      expect(judged).toBe(1);
     } finally {
       reaches = true;
     }
-    expect(JSON.parse((await post('/validate', review())).body).response.status.message).toBe('judged');
+    const again = await post('/validate', review());
+    expect(JSON.parse(again.body).response.status.message).toBe('judged');
+    expect(again.connection).not.toBe('close');
   });
 
   it('turns a handler that throws into a 500 denial, not a crash', async () => {
@@ -207,7 +217,7 @@ describe('WebhookServer', () => {
     const post = await serve(true, () => ({ allowed: true }));
     const bad = JSON.parse(review()) as { request: { userInfo: { groups: unknown } } };
     bad.request.userInfo.groups = 'system:masters';
-    expect(await post('/validate', JSON.stringify(bad))).toEqual({
+    expect(await post('/validate', JSON.stringify(bad))).toMatchObject({
       status: 400,
       body: 'request.userInfo.groups must be an array, not a string\n',
     });

@@ -22,10 +22,12 @@ export interface WebhookServerOptions {
   allowWhileStarting?: ReadonlySet<string>;
   /**
    * False while this replica cannot reach the API server (kube/reachability.ts): its caches may be
-   * stale, so what needs them answers 503 and the rest (allowWhenCutOff) is allowed unjudged.
+   * stale, so what needs them answers 503 and the rest (allowWhenCutOff) is allowed unjudged;
+   * judgedWhenCutOff's handlers decide for themselves.
    */
   reachesApiServer?: () => boolean;
   allowWhenCutOff?: ReadonlySet<string>;
+  judgedWhenCutOff?: ReadonlySet<string>;
   logger: Logger;
   /** Called per answered review, for metrics. */
   onReview?: (path: string, verdict: Decision, ms: number) => void;
@@ -185,7 +187,10 @@ export class WebhookServer {
     res.writeHead(200, {
       'content-type': 'application/json',
       'content-length': bytes.length,
-      ...(this.draining ? { connection: 'close' } : {}),
+      // Cut off from the API server, this replica leaves the Service once unready; but the API
+      // server's kept-alive connections stay with it: closing each after its answer sends the next
+      // review through the Service to a replica that can judge it.
+      ...(this.draining || this.opts.reachesApiServer?.() === false ? { connection: 'close' } : {}),
     });
     res.end(bytes);
   }
@@ -204,7 +209,7 @@ export class WebhookServer {
           : { allowed: false, code: 503, reason: 'ServiceUnavailable', message: NOT_READY_MESSAGE },
       );
     }
-    if (this.opts.reachesApiServer?.() === false) {
+    if (this.opts.reachesApiServer?.() === false && !this.opts.judgedWhenCutOff?.has(path)) {
       return this.logDenial(
         path,
         review,

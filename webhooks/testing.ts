@@ -4,6 +4,8 @@ import https from 'node:https';
 export interface HttpsAnswer {
   status: number;
   body: string;
+  /** The answer's Connection header ("close": the server closes the connection after it). */
+  connection?: string;
 }
 
 /** POSTs `body` (JSON unless `headers` says otherwise) and resolves with the status and the whole answer. */
@@ -20,7 +22,7 @@ export function postHttps(
       (res) => {
         let b = '';
         res.on('data', (c: Buffer) => (b += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b, connection: res.headers.connection }));
       },
     );
     req.on('error', reject);

@@ -9,6 +9,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../client.js';
 import type { KubeClient, Status } from '../client.js';
+import type { Reachability } from '../reachability.js';
 import { LineSplitter } from './lines.js';
 import { noopLogger } from './logger.js';
 import type { Logger } from './logger.js';
@@ -40,7 +41,7 @@ export interface ReflectorMetrics {
 }
 
 export interface ReflectorOptions<T extends KubeObject> {
-  client: Pick<KubeClient, 'stream'>;
+  client: Pick<KubeClient, 'stream'> & { readonly reachability?: Pick<Reachability, 'onRegained'> };
   /** Collection path, e.g. /api/v1/namespaces or /apis/hnc.x-k8s.io/v1alpha2/hierarchyconfigurations. */
   path: string;
   labelSelector?: string;
@@ -291,7 +292,12 @@ export class Reflector<T extends KubeObject = KubeObject> {
     const timeoutSeconds = Math.floor(min + Math.random() * (max - min + 1));
     const idleMs = this.opts.idleTimeoutMs ?? 150_000;
     const abort = linkedAbort(this.stopper.signal);
-    let endedBy: 'idle' | 'deadline' | undefined;
+    let endedBy: 'idle' | 'deadline' | 'regained' | undefined;
+    // After a cut-off this watch's connection may hang for a while yet: a new one resumes at once.
+    const offRegained = this.opts.client.reachability?.onRegained(() => {
+      endedBy = 'regained';
+      abort.controller.abort();
+    });
     // The idle timer runs from the request on, so a server that never answers is caught too.
     const idle = setTimeout(() => {
       endedBy = 'idle';
@@ -350,9 +356,11 @@ export class Reflector<T extends KubeObject = KubeObject> {
     } finally {
       clearTimeout(idle);
       clearTimeout(deadline);
+      offRegained?.();
       abort.dispose();
       if (res && !res.complete) res.destroy();
     }
+    if (endedBy === 'regained') this.log.debug({ resource: this.name }, 'the API server answers again; watching anew');
     if (endedBy === 'idle') {
       this.log.warn({ resource: this.name, idleMs }, 'watch silent for too long; reconnecting');
       if (!this.stopped) this.setHealth(false, `watch silent for ${idleMs} ms`);

@@ -5,7 +5,9 @@
 // proxy drops its traffic silently, as the soak's iptables rule does. Meanwhile the API server
 // calls HNC's webhooks directly (registered by URL): they must answer 503 for what needs the
 // hierarchy and let the rest through, and /readyz must fail; once the proxy forwards again, all of
-// that must end within seconds.
+// that must end within seconds, and what changed during the cut must reach both its controller and
+// its webhooks although the connections opened before the cut still hang (as TCP's backed-off
+// retransmissions leave them for tens of seconds after packets were dropped).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -15,13 +17,20 @@ import { parse, stringify } from 'yaml';
 import { MANAGER_GROUPS, MANAGER_USER } from '../../kube/install.js';
 import { mintUser } from '../../local-cluster/index.js';
 import { TestCluster, eventually, eventuallyEqual, kubectl } from '../support/cluster.js';
-import { WEBHOOK_PROBE_ANCHOR, treeDepths } from '../support/hnc.js';
+import { WEBHOOK_PROBE_ANCHOR, setParent, treeDepths } from '../support/hnc.js';
 import { removeWebhookConfigurations, spawnHnc, waitForWebhooks, type HncProcess } from '../support/manager.js';
 import { freePort } from '../../local-cluster/control-plane.js';
 
 const CUT_OFF = 'this HNC replica cannot reach the API server';
 
-/** A TCP proxy to the API server that can be cut: new and open connections then hang, as dropped packets do. */
+/**
+ * A TCP proxy to the API server that can be cut: every byte is then held, as dropped packets are
+ * (new connections hang too). When the cut ends, new connections forward and so do open ones that
+ * had nothing in flight; one whose bytes were held stays silent until its client writes on it again
+ * (as TCP, whose retransmissions back off to tens of seconds during a long drop, resumes at once
+ * only when new data carries the acknowledgement), or for a minute: a watch, whose client never
+ * writes, stays stalled that long.
+ */
 class CuttableProxy {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
@@ -40,29 +49,48 @@ class CuttableProxy {
     this.sockets.add(client);
     client.on('close', () => this.sockets.delete(client));
     client.on('error', () => undefined);
-    if (this.cut) return void client.pause();
     const upstream = connect(this.target.port, this.target.host);
-    this.sockets.add(upstream);
-    upstream.on('close', () => (this.sockets.delete(upstream), client.destroy()));
+    upstream.on('close', () => client.destroy());
     upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
-    client.on('data', (d) => !this.cut && upstream.write(d));
-    upstream.on('data', (d) => !this.cut && client.write(d));
+    // Bytes held back (in order, each with where it goes) while this connection is stalled.
+    let held: Array<[Socket, Buffer]> | undefined;
+    const release = () => {
+      this.stalled.delete(release);
+      for (const [to, d] of held ?? []) to.write(d);
+      held = undefined;
+    };
+    const pass = (to: Socket, d: Buffer, fromClient: boolean) => {
+      if (!this.cut && held && fromClient) release();
+      if (this.cut || held) {
+        held ??= [];
+        held.push([to, d]);
+        this.stalled.add(release);
+        return;
+      }
+      to.write(d);
+    };
+    client.on('data', (d: Buffer) => pass(upstream, d, true));
+    upstream.on('data', (d: Buffer) => pass(client, d, false));
   }
 
-  /** Drops everything from now on, without closing anything. */
+  /** Connections whose bytes are held, by what releases them. */
+  private readonly stalled = new Set<() => void>();
+
+  /** Holds every byte from now on, without closing anything. */
   setCut(): void {
     this.cut = true;
   }
 
-  /** Forwards again; the connections that hung are closed (their bytes were lost). */
+  /** Forwards again: at once on new connections and idle ones, on stalled ones as said above. */
   restore(): void {
     this.cut = false;
-    for (const s of this.sockets) s.destroy();
+    for (const release of this.stalled) setTimeout(release, 60_000).unref();
   }
 
   close(): Promise<void> {
     this.restore();
+    for (const s of this.sockets) s.destroy();
     return new Promise((r) => this.server.close(() => r()));
   }
 }
@@ -73,6 +101,7 @@ let hnc: HncProcess | undefined;
 const logFile = () => join(inject('stateDir'), 'logs', 'cut-off.log');
 let healthPort: number;
 let parent: string;
+let child: string;
 
 const ready = () =>
   fetch(`http://127.0.0.1:${healthPort}/readyz`).then(
@@ -99,7 +128,9 @@ beforeAll(async () => {
   hnc = await spawnHnc(kubeconfig, [...args, `--health-probe-bind-address=127.0.0.1:${healthPort}`], logFile());
   await waitForWebhooks(cluster.kubeconfigPath);
   parent = await cluster.namespace('cut');
-  await eventuallyEqual(() => treeDepths(cluster.admin, parent), { [parent]: 0 }, 'the namespace reconciled');
+  child = await cluster.namespace('cut-child');
+  await setParent(cluster.admin, child, parent);
+  await eventuallyEqual(() => treeDepths(cluster.admin, child), { [child]: 0, [parent]: 1 }, 'the namespaces reconciled');
   await eventuallyEqual(ready, 200, 'HNC ready');
 }, 180_000);
 
@@ -132,6 +163,8 @@ describe('HNC cut off from the API server', () => {
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'dave' }],
     });
     expect(performance.now() - s0).toBeLessThan(1000);
+    // A namespace HNC's webhooks have not seen (they must, to let it be given a parent).
+    const late = await cluster.namespace('cut-late');
 
     const t1 = Date.now();
     proxy.restore();
@@ -141,6 +174,20 @@ describe('HNC cut off from the API server', () => {
     expect(await anchorProbe()).toContain('subnamespaceanchors.hnc.x-k8s.io');
     console.log(`cut off: not ready after ${unready.toFixed(1)} s; ready again ${back.toFixed(1)} s after the cut ended`);
     expect(back).toBeLessThan(5);
+    // What changed during the cut, seen within seconds: by the controller (the RoleBinding copied)
+    // and by the admission thread (the new namespace may be given a parent).
+    const t2 = Date.now();
+    await eventually(
+      () => cluster.admin.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${child}/rolebindings/while-cut`),
+      'the RoleBinding created during the cut copied to the child',
+      10_000,
+    );
+    await eventually(
+      () => setParent(cluster.admin, late, parent).then(() => true),
+      'the namespace created during the cut given a parent',
+      10_000,
+    );
+    console.log(`cut off: what changed during the cut seen ${((Date.now() - t2) / 1000).toFixed(1)} s after ready`);
     const log = () => readFileSync(logFile(), 'utf8');
     expect(log()).toContain('cannot reach the API server: not ready');
     await eventually(async () => (log().includes('the API server answers again') ? true : undefined), 'the log to say it hears again');

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import net from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { TestCluster, eventually, eventuallyEqual } from '../support/cluster.js';
 import { setParent } from '../support/hnc.js';
@@ -37,7 +38,7 @@ const freePort = () =>
     });
   });
 
-async function replica(): Promise<Replica> {
+async function replica(env: Record<string, string> = {}, leaseSeconds = LEASE_SECONDS): Promise<Replica> {
   const metricsPort = await freePort();
   const healthPort = await freePort();
   const { proc } = await spawnHnc(
@@ -48,7 +49,7 @@ async function replica(): Promise<Replica> {
       '--leader-election-id',
       leaseId,
       '--leader-election-lease-seconds',
-      String(LEASE_SECONDS),
+      String(leaseSeconds),
       '--metrics-addr',
       `127.0.0.1:${metricsPort}`,
       '--health-probe-bind-address',
@@ -56,6 +57,7 @@ async function replica(): Promise<Replica> {
     ],
     join(inject('stateDir'), 'logs', `ha-${metricsPort}.log`),
     60_000,
+    env,
   );
   children.push(proc);
   await eventually(
@@ -150,6 +152,24 @@ describe('high availability', () => {
       third.proc.kill('SIGTERM');
       await exited;
     }
+  }, 180_000);
+
+  it("gives a container restarted in its pod its killed run's lease at once, not after the lease expires", async () => {
+    // As the kubelet restarts a killed container: the same pod (POD_UID), a new process. The lease
+    // is long, so waiting it out would fail the bound below.
+    const pod = { POD_UID: randomUUID() };
+    const lease = 60;
+    const first = await replica(pod, lease);
+    await eventuallyEqual(async () => (await leaderOf([first])) === first, true, 'the first run to lead', 30_000);
+    const t0 = Date.now();
+    first.proc.kill('SIGKILL');
+    const second = await replica(pod, lease);
+    await eventuallyEqual(async () => (await leaderOf([second])) === second, true, 'the second run to lead', 30_000);
+    expect(Date.now() - t0).toBeLessThan((lease * 1000) / 2);
+    // Another pod's replica still waits the lease out: shown by the SIGKILL step of the first test.
+    const exited = new Promise((resolve) => second.proc.once('exit', resolve));
+    second.proc.kill('SIGTERM');
+    await exited;
   }, 180_000);
 
   it('answers /readyz 503 before its caches sync and 200 after', async () => {

@@ -103,10 +103,16 @@ export interface HncProcess {
  * Starts `cmd/start.ts --kubeconfig <kubeconfig> <args>`, its log in `logFile`, and resolves once it
  * says it is running (or rejects with its stderr).
  */
-export async function spawnHnc(kubeconfig: string, args: string[], logFile: string, timeoutMs = 90_000): Promise<HncProcess> {
+export async function spawnHnc(
+  kubeconfig: string,
+  args: string[],
+  logFile: string,
+  timeoutMs = 90_000,
+  env: Record<string, string> = {},
+): Promise<HncProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'cmd', 'start.ts'), '--kubeconfig', kubeconfig, ...args], {
     cwd: ROOT,
-    env: { ...process.env, KUBECONFIG: '', HNC_LOG_FILE: logFile },
+    env: { ...process.env, KUBECONFIG: '', HNC_LOG_FILE: logFile, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
