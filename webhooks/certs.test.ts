@@ -5,7 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, type KubeClient } from '../kube/client.js';
 import { createLogger } from '../kube/log.js';
-import { InternalCertificates, PREVIOUS_CA_GRACE_MS } from './certs.js';
+import { InternalCertificates, PREVIOUS_CA_GRACE_MS, certificatesFromDir, watchCertDir } from './certs.js';
+import { WebhookServer } from './server.js';
+import { CertificateAuthority } from '../kube/pki.js';
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import tls from 'node:tls';
 
 interface Stored {
   metadata: { name: string; resourceVersion?: string; annotations?: Record<string, string> };
@@ -97,3 +104,61 @@ describe('InternalCertificates rotation', () => {
     expect(renewed.previousCaUntil).toBeUndefined();
   });
 });
+
+describe('--cert-dir files renewed under a running server', () => {
+  it('serves a renewed pair within the poll, and never a certificate with a key that does not match it', async () => {
+    const ca = await CertificateAuthority.create('cert-dir-test');
+    const issue = () => ca.issue({ commonName: 'hnc-webhook-service', usage: 'server', ips: ['127.0.0.1'] });
+    const [first, second] = [await issue(), await issue()];
+    const dir = mkdtempSync(join(tmpdir(), 'hnc-cert-dir-'));
+    const write = (p: { cert: string; key: string }) => {
+      writeFileSync(join(dir, 'tls.crt'), p.cert);
+      writeFileSync(join(dir, 'tls.key'), p.key);
+    };
+    write(first);
+    const server = new WebhookServer({
+      host: '127.0.0.1',
+      port: 0,
+      ...certificatesFromDir(dir),
+      isReady: () => true,
+      logger: createLogger({ level: 'silent' }),
+    });
+    const port = await server.start();
+    const presented = () =>
+      new Promise<string>((resolve, reject) => {
+        const s = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+          resolve(s.getPeerX509Certificate()!.fingerprint256);
+          s.end();
+        });
+        s.on('error', reject);
+      });
+    const fp = (pem: string) => new X509Certificate(pem).fingerprint256;
+    const stop = watchCertDir(
+      dir,
+      certificatesFromDir(dir),
+      (c) => server.setCertificate(c.cert, c.key),
+      createLogger({ level: 'silent' }),
+      50,
+    );
+    try {
+      expect(await presented()).toBe(fp(first.cert));
+      // Half-swapped files: the new certificate with the old key. Not served.
+      writeFileSync(join(dir, 'tls.crt'), second.cert);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await presented()).toBe(fp(first.cert));
+      write(second);
+      await eventuallyPresented(presented, fp(second.cert));
+    } finally {
+      stop();
+      await server.stop();
+    }
+  });
+});
+
+async function eventuallyPresented(presented: () => Promise<string>, want: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while ((await presented()) !== want) {
+    if (Date.now() > deadline) throw new Error('the renewed certificate was not served within 5 s');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

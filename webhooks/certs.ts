@@ -8,6 +8,7 @@
 // moments. The CA before stays in the Secret (`ca-previous.crt`) for PREVIOUS_CA_GRACE_MS and in
 // the CA bundle, so that the API server trusts a replica that still serves the old certificate
 // for the moment it takes to see the new one.
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CertificateAuthority, certificateExpiry } from '../kube/pki.js';
@@ -260,4 +261,44 @@ export function certificatesFromDir(dir: string): ServingCerts {
     ca = undefined;
   }
   return { cert: read('tls.crt'), key: read('tls.key'), ca };
+}
+
+/** How often --cert-dir's files are read again (the kubelet updates a mounted Secret within about a minute). */
+export const CERT_DIR_EVERY_MS = 10_000;
+
+/**
+ * Reads --cert-dir's files every `everyMs` and hands on a pair that changed (cert-manager renewed
+ * the Secret mounted there), once its key matches its certificate: files read while the kubelet
+ * swaps them could mix an old key with a new certificate. Polled rather than watched: the kubelet
+ * replaces a mounted Secret by swapping a symlink, which file watches do not reliably report.
+ * Returns what stops it.
+ */
+export function watchCertDir(
+  dir: string,
+  current: ServingCerts,
+  onChange: (certs: ServingCerts) => Promise<void> | void,
+  logger: Logger,
+  everyMs = CERT_DIR_EVERY_MS,
+): () => void {
+  let last = current;
+  let busy = false;
+  const check = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const next = certificatesFromDir(dir);
+      if (next.cert === last.cert && next.key === last.key && next.ca === last.ca) return;
+      if (!new X509Certificate(next.cert).checkPrivateKey(createPrivateKey(next.key))) return;
+      last = next;
+      logger.info({ dir }, 'the certificate files changed: serving them');
+      await onChange(next);
+    } catch (err) {
+      logger.warn({ dir, err: (err as Error).message }, 'could not read the certificate files; serving the ones before');
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void check(), everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

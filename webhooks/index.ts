@@ -11,7 +11,7 @@ import { isNotFound, type KubeClient } from '../kube/client.js';
 import type { HierarchyCache } from '../kube/hierarchy-cache.js';
 import type { Logger } from '../kube/log.js';
 import type { Metrics } from '../kube/metrics.js';
-import { InternalCertificates, certificatesFromDir, type ServingCerts } from './certs.js';
+import { InternalCertificates, certificatesFromDir, watchCertDir, type ServingCerts } from './certs.js';
 import { randomBytes } from 'node:crypto';
 import { applyManifests } from '../kube/apply.js';
 import { Reflector } from '../kube/watch/reflector.js';
@@ -115,6 +115,7 @@ export class Webhooks {
   private probeNonce?: string;
   private probeSeen = false;
   private certs?: InternalCertificates;
+  private stopCertDir?: () => void;
   private serving?: ServingCerts;
   /** Unknown until the controller has resolved the configured types: nothing is registered before. */
   private objectRules: ObjectRule[] | undefined;
@@ -227,6 +228,7 @@ export class Webhooks {
     }
     if (opts.registerConfigurations !== false) this.watchConfigurations();
     this.certs?.startRenewal(this.serving, (c) => this.swapCertificates(c));
+    if (opts.certDir) this.stopCertDir = watchCertDir(opts.certDir, this.serving, (c) => this.swapCertificates(c), opts.logger);
     await this.register();
     opts.logger.info({ port: this.port }, 'webhooks serving');
   }
@@ -299,6 +301,7 @@ export class Webhooks {
     this.stopper.abort();
     this.opts.quotaRouter?.close();
     this.certs?.stop();
+    this.stopCertDir?.();
     await Promise.all(this.watches.map((w) => w.stop()));
     await this.repairing;
     if (this.opts.removeOnStop && this.opts.registerConfigurations !== false) await this.removeConfigurations();
