@@ -34,6 +34,8 @@ const FAULT_ORDER = (process.env.SOAK_FAULTS ?? '').split(',').filter(Boolean) a
 const SECRETS_CONFIGMAPS_GRANT = 'deploy/optional/propagate-secrets-configmaps';
 
 let cluster: TestCluster;
+/** The HNCConfiguration's kinds before the soak, put back after it (the next files expect theirs). */
+let resourcesBefore: Array<{ group?: string; resource: string; mode: string }> | undefined;
 
 /** HNC as in production with hierarchical quotas on: dist/install-hrq.yaml of the image under test, and the grant for ConfigMaps. */
 async function installWithHrq(): Promise<void> {
@@ -49,6 +51,11 @@ async function installWithHrq(): Promise<void> {
   await waitRolledOut(cluster.admin);
   await eventually(() => leaseHolder(cluster.admin), 'a leader');
   await waitForWebhooksThroughService(cluster);
+  const config = await eventually(
+    () => cluster.admin.get<{ spec?: { resources?: typeof resourcesBefore } }>('/apis/hnc.x-k8s.io/v1alpha2/hncconfigurations/config'),
+    'the HNCConfiguration',
+  );
+  resourcesBefore = config.spec?.resources ?? [];
   await configureResources(cluster, [
     { group: 'networking.k8s.io', resource: 'networkpolicies', mode: 'Propagate' },
     { resource: 'configmaps', mode: 'Propagate' },
@@ -89,6 +96,8 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!cluster) return;
   await removeSoakNamespaces();
+  // The kinds before (no ConfigMaps) first, so that the manager stops watching what it is no longer granted.
+  if (resourcesBefore) await configureResources(cluster, resourcesBefore);
   await admin(cluster, ['delete', '--ignore-not-found', '-k', SECRETS_CONFIGMAPS_GRANT]);
   await ensureInstalled(cluster);
 }, 600_000);
