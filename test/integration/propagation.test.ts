@@ -259,10 +259,20 @@ describe('propagation', () => {
       );
       return cfg.status?.resources?.find((r) => r.resource === 'roles')?.numSourceObjects;
     };
-    // Every Role that is not a copy is counted (tests in this file run one at a time).
+    // Every Role that is not a copy is counted (tests in this file run one at a time). Both are
+    // read on every try: namespaces that earlier files deleted may still be losing their Roles to
+    // the namespace controller, so the cluster's count can move during and after the stream too.
     const listed = async () =>
       (await cluster.admin.get<{ items: unknown[] }>(`${RBAC}/roles?labelSelector=!hnc.x-k8s.io%2Finherited-from`)).items.length;
-    await eventuallyEqual(sources, await listed(), 'the count of Roles in the status');
+    const countsAgree = async (what: string) => {
+      let last: unknown;
+      await eventually(async () => {
+        const [inCluster, inStatus] = [await listed(), await sources()];
+        last = { inCluster, inStatus };
+        return inCluster === inStatus ? true : undefined;
+      }, what).catch(() => Promise.reject(new Error(`timed out waiting for ${what}: ${JSON.stringify(last)}`)));
+    };
+    await countsAgree('the count of Roles in the status');
     const before = manager.writer.writesTo('hncconfigurations');
     // New Roles for three seconds, longer than the status's coalescing delay (1 s): a status
     // reconcile falls inside the stream.
@@ -271,7 +281,7 @@ describe('propagation', () => {
       await cluster.admin.create(`${RBAC}/namespaces/${leaf}/roles`, role(`r${made}`));
     }
     expect(made).toBeGreaterThan(10);
-    await eventuallyEqual(sources, await listed(), 'the final count in the status');
+    await countsAgree('the final count in the status');
     // The count once the stream had settled, and at most one while it ran (a pause of the stream
     // longer than the settling time may let one through).
     expect(manager.writer.writesTo('hncconfigurations') - before).toBeLessThanOrEqual(2);
