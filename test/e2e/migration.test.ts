@@ -15,7 +15,7 @@ import { hierarchyConfigurationPath, hncConfigurationPath } from '../../core/api
 import { isNotFound, type KubeClient } from '../../kube/client.js';
 import { runScript } from '../../kube/script.js';
 import { renderInstall, ROOT } from '../../scripts/build-install.js';
-import { TestCluster, eventually, refusal, type TestUser } from '../support/cluster.js';
+import { TestCluster, eventually, eventuallyAllowed, refusal, type TestUser } from '../support/cluster.js';
 import { createAnchor, editHierarchy, getHierarchy, setParent } from '../support/hnc.js';
 import { HNC_GO_VERSION, hncGoBinary, hncGoDefaultManifest, hncGoIdle, idleByMetrics, sum } from '../support/hnc-go.js';
 import { NO_LAST_APPLIED, compare, normalizeConfigStatus, report, snapshot, type Obj, type Snapshot } from '../support/snapshot.js';
@@ -255,16 +255,22 @@ describe('the in-cluster swap from HNC v1.1.0 (its default.yaml) to hnc-ts (inst
       async () => ((await copies(`${RBAC}/rolebindings`, 'leads')) >= teams.length ? true : undefined),
       'the lead in every team',
     );
-    // The lead makes the subnamespaces, as HNC lets namespace admins do.
-    for (const t of teams) for (const s of subs(t)) await createAnchor(lead.client, t, s);
+    // The lead makes the subnamespaces, as HNC lets namespace admins do. The lead's rights in each
+    // namespace are HNC's copy of `leads`, in force once the API server's authorizer has it.
+    const leadMayCreateAnchors = (ns: string) =>
+      eventuallyAllowed(
+        lead.client,
+        { namespace: ns, verb: 'create', group: 'hnc.x-k8s.io', resource: 'subnamespaceanchors' },
+        `the lead in ${ns}`,
+        MINUTE,
+      );
+    for (const t of teams) {
+      await leadMayCreateAnchors(t);
+      for (const s of subs(t)) await createAnchor(lead.client, t, s);
+    }
     for (const t of teams)
       for (const s of subs(t)) {
-        // The lead's rights there are HNC's copy of `leads`.
-        await eventually(
-          () => cluster.admin.get(`${RBAC}/namespaces/${s}/rolebindings/leads`).then(() => true),
-          `the lead in ${s}`,
-          MINUTE,
-        );
+        await leadMayCreateAnchors(s);
         for (const l of leaves(s)) await createAnchor(lead.client, s, l);
       }
     await setParent(cluster.admin, full, `${teams[0]}-s0`);

@@ -85,6 +85,31 @@ export function kubectl(kubeconfigPath: string, args: string[], input?: string):
   return runProcess(inject('kubectl'), args, { env, input });
 }
 
+/**
+ * Polls until the API server's authorizer lets `client` do `verb` on `resource` in `namespace`
+ * (a SelfSubjectAccessReview). Its RBAC cache sees a RoleBinding a moment after reads of it do,
+ * so a request sent as soon as a copy can be read may still be refused, the more so under load.
+ */
+export async function eventuallyAllowed(
+  client: KubeClient,
+  attributes: { namespace: string; verb: string; group: string; resource: string },
+  what: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  await eventually(
+    async () => {
+      const review = await client.create<{ status?: { allowed?: boolean } }>('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: attributes },
+      });
+      return review.status?.allowed ? true : undefined;
+    },
+    what,
+    timeoutMs,
+  );
+}
+
 /** Polls until read() returns a value deeply equal to `expected`; on timeout fails with the last value. */
 export async function eventuallyEqual<T>(read: () => Promise<T>, expected: T, what: string, timeoutMs = 30_000): Promise<void> {
   let last: T | undefined;
